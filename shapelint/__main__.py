@@ -1,0 +1,5 @@
+"""``python -m shapelint``."""
+
+from shapelint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""Dialects: which keys mean which `Dim`, per framework, and the framework's own formulas.
+
+Each dialect module has ``NAME``, ``detect(candidate) -> bool`` and
+``extract(doc, candidate, extra_keys) -> list[ModelConfig]``. `DIALECTS` is tried in order;
+the first whose ``detect`` accepts a candidate extracts it. Hugging Face keys are the
+fallback for every candidate no other dialect claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+from shapelint.lint.dialects import hf, llama
+from shapelint.lint.dialects.common import KeyAliases
+from shapelint.lint.model import ModelConfig
+from shapelint.lint.source import Candidate, Document
+
+# Ordered: specific dialects first, HF last (it accepts any mapping).
+DIALECTS: list[ModuleType] = [llama]
+
+
+def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelConfig]:
+    """Every model config in ``doc``, in file order."""
+    keys: KeyAliases = extra_keys or {}
+    configs: list[ModelConfig] = []
+    for candidate in doc.candidates:
+        configs.extend(_dialect_for(candidate)(doc, candidate, keys))
+    return configs
+
+
+Extractor = Callable[[Document, Candidate, KeyAliases], list[ModelConfig]]
+
+
+def _dialect_for(candidate: Candidate) -> Extractor:
+    for module in DIALECTS:
+        if module.detect(candidate):
+            fn: Extractor = module.extract
+            return fn
+    return hf.extract

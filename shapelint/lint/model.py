@@ -1,0 +1,281 @@
+"""The normalized model every dialect produces and every rule reads.
+
+`Dim` names the dimensions shapelint understands; a `Value` is one of them as written in a
+file (or derived from others), with its key path and `Span`; a `ModelConfig` is one model's
+dims; a `Target` is what the config is run on; `Finding`, `Fix` and `Edit` are what rules
+report and the fixer applies.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+from shapelint.lint.source import Span
+
+if TYPE_CHECKING:
+    from shapelint.perf.gpus import GPU
+
+
+class Dim(str, enum.Enum):
+    """A normalized dimension; the value is the name used in JSON output and settings."""
+
+    HIDDEN = "hidden"
+    HEADS = "heads"
+    KV_HEADS = "kv_heads"
+    HEAD_DIM = "head_dim"
+    V_HEAD_DIM = "v_head_dim"
+    FFN = "ffn"
+    VOCAB = "vocab"
+    PADDED_VOCAB = "padded_vocab"
+    LAYERS = "layers"
+    SEQ_LEN = "seq_len"
+    MICRO_BATCH = "micro_batch"
+    GLOBAL_BATCH = "global_batch"
+    GRAD_ACCUM = "grad_accum"
+    TP = "tp"
+    EXPERTS = "experts"
+    EXPERTS_PER_TOKEN = "experts_per_token"
+    MOE_FFN = "moe_ffn"
+    DTYPE = "dtype"
+    # Framework knobs that fixes prefer over raw numbers.
+    VOCAB_MULTIPLE = "vocab_multiple"
+    FFN_MULTIPLE = "ffn_multiple"
+    FFN_MULTIPLIER = "ffn_multiplier"
+
+
+# Dims that must be positive integers when present (SL002 checks them).
+INTEGER_DIMS: frozenset[Dim] = frozenset(
+    {
+        Dim.HIDDEN,
+        Dim.HEADS,
+        Dim.KV_HEADS,
+        Dim.HEAD_DIM,
+        Dim.V_HEAD_DIM,
+        Dim.FFN,
+        Dim.VOCAB,
+        Dim.PADDED_VOCAB,
+        Dim.LAYERS,
+        Dim.SEQ_LEN,
+        Dim.MICRO_BATCH,
+        Dim.GLOBAL_BATCH,
+        Dim.GRAD_ACCUM,
+        Dim.TP,
+        Dim.EXPERTS,
+        Dim.EXPERTS_PER_TOKEN,
+        Dim.MOE_FFN,
+        Dim.VOCAB_MULTIPLE,
+        Dim.FFN_MULTIPLE,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One dim's value as a config states or implies it.
+
+    ``key`` is the dotted key path (``text_config.vocab_size``). A derived value (head_dim =
+    hidden / heads when absent) has ``derived_from`` set to the values it came from and
+    ``formula`` saying how; its ``span`` is that of the first source, so findings on it point
+    somewhere a user can look. ``shared`` marks a YAML value reached through an alias;
+    ``expression`` is the source text of a computed Python value.
+    """
+
+    value: object
+    key: str
+    span: Span
+    derived_from: tuple[Value, ...] = ()
+    formula: str = ""
+    shared: bool = False
+    expression: str | None = None
+    known: bool = True
+
+    @property
+    def derived(self) -> bool:
+        """True when no single key in the file holds this value."""
+        return bool(self.derived_from)
+
+    @property
+    def as_int(self) -> int | None:
+        """The value as an int when it is a known integer (bools are not), else None."""
+        v = self.value
+        if not self.known or isinstance(v, bool):
+            return None
+        if isinstance(v, int):
+            return v
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        return None
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One model's dims as found in one file.
+
+    ``pretrained`` is True when the config ships with or names trained weights
+    (``architectures``, ``_name_or_path``, a checkpoint file beside it): architecture-changing
+    fixes are then unsafe. ``gated_mlp`` is True for SwiGLU/GeGLU MLPs (three FFN matrices),
+    False for plain two-matrix MLPs, None when the config does not say.
+    """
+
+    name: str
+    path: str
+    dialect: str
+    dims: Mapping[Dim, Value] = field(default_factory=dict)
+    gated_mlp: bool | None = None
+    pretrained: bool = False
+    # Dims whose absence is expected in this dialect (axolotl takes the shape from the hub).
+    shape_from_elsewhere: bool = False
+    # True when SEQ_LEN is the model's maximum context (HF max_position_embeddings) rather
+    # than the sequence length a training run uses.
+    seq_is_max_context: bool = False
+
+    def get(self, dim: Dim) -> Value | None:
+        """The value of ``dim`` or None."""
+        return self.dims.get(dim)
+
+    def int(self, dim: Dim) -> int | None:
+        """The value of ``dim`` when it is a known positive integer, else None."""
+        v = self.dims.get(dim)
+        if v is None:
+            return None
+        n = v.as_int
+        return n if n is not None and n > 0 else None
+
+    @property
+    def vocab_value(self) -> Value | None:
+        """The vocab the embedding and logit GEMMs see: the padded one where stated."""
+        return self.dims.get(Dim.PADDED_VOCAB) or self.dims.get(Dim.VOCAB)
+
+    def with_dims(self, changes: Mapping[Dim, object]) -> ModelConfig:
+        """A copy with some dims replaced by plain values (used for counterfactual estimates)."""
+        dims = dict(self.dims)
+        for dim, new in changes.items():
+            old = dims.get(dim)
+            if old is not None:
+                dims[dim] = replace(old, value=new, known=True)
+            else:
+                dims[dim] = Value(new, dim.value, _NOWHERE)
+        return replace(self, dims=dims)
+
+
+_NOWHERE = Span("", 1, 1, 1, 1, 0, 0)
+
+Mode = Literal["train", "prefill", "decode"]
+Attention = Literal["flash", "unfused"]
+Severity = Literal["error", "warning", "info"]
+Applicability = Literal["safe", "unsafe"]
+
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a config is run on: one GPU, a dtype, micro-batch b, sequence s, tensor parallel t."""
+
+    gpu: GPU
+    dtype: str = "bf16"
+    micro_batch: int = 1
+    seq_len: int = 4096
+    tp: int = 1
+    mode: Mode = "train"
+    attention: Attention = "flash"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text at ``span`` (the value ``old`` at ``key``) with ``new``.
+
+    The new text is rendered by the fixer in the style of the old text (quotes, digit
+    separators); ``text`` overrides that when a rule needs exact text.
+    """
+
+    span: Span
+    key: str
+    old: object
+    new: object
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change that resolves a finding: edits to the file and the dims they change.
+
+    ``dims`` holds the effective dim values after the fix (e.g. the padded vocab when the fix
+    sets a padding knob), so the performance model can estimate the fixed config.
+    """
+
+    description: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+    dims: tuple[tuple[Dim, object], ...] = ()
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimated cost of a finding on one GPU."""
+
+    gpu: str
+    slowdown_pct: float
+    step_time_s: float
+    fixed_step_time_s: float
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reported problem, pointing at ``span`` in ``path``."""
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    path: str
+    span: Span
+    config: str = ""
+    key: str = ""
+    value: object = None
+    related: tuple[Value, ...] = ()
+    fix: Fix | None = None
+    estimates: tuple[Estimate, ...] = ()
+
+    @property
+    def max_slowdown(self) -> float:
+        """The largest estimated slowdown over the target GPUs (0 when none)."""
+        return max((e.slowdown_pct for e in self.estimates), default=0.0)
+
+
+DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
+_DTYPE_ALIASES = {
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "bf16-mixed": "bf16",
+    "bf16-true": "bf16",
+    "amp_bf16": "bf16",
+    "fp16": "fp16",
+    "float16": "fp16",
+    "half": "fp16",
+    "16": "fp16",
+    "16-mixed": "fp16",
+    "amp_fp16": "fp16",
+    "fp8": "fp8",
+    "float8": "fp8",
+    "float8_e4m3fn": "fp8",
+    "float8_e5m2": "fp8",
+    "e4m3": "fp8",
+    "amp_fp8": "fp8",
+    "tf32": "tf32",
+    "fp32": "fp32",
+    "float32": "fp32",
+    "float": "fp32",
+    "32": "fp32",
+    "32-true": "fp32",
+}
+
+
+def normalize_dtype(name: object) -> str | None:
+    """``bf16|fp16|fp8|tf32|fp32`` for a dtype as configs and torch spell it, else None."""
+    if name is None or isinstance(name, bool):
+        return None
+    return _DTYPE_ALIASES.get(str(name).strip().lower().removeprefix("torch."))

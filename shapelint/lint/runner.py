@@ -1,0 +1,249 @@
+"""Run the rules over files: parse, extract configs, check, filter, estimate, sort.
+
+Everything here is a pure function of the files' contents and the options, except reading
+the files. Parsers and rules never raise on bad input; anything unexpected while linting one
+file is caught and returned as an `InternalError` for that file, so one bad file never hides
+the findings of the others.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypeVar
+
+from shapelint.lint import dialects
+from shapelint.lint.dialects.common import KeyAliases
+from shapelint.lint.discover import SourceFile, discover
+from shapelint.lint.formats import parse
+from shapelint.lint.model import (
+    Attention,
+    Dim,
+    Finding,
+    Mode,
+    ModelConfig,
+    Target,
+    normalize_dtype,
+)
+from shapelint.lint.source import Document
+from shapelint.perf.gpus import GPU
+from shapelint.rules import REGISTRY, config_rules
+
+T = TypeVar("T")
+
+# A model's maximum context (HF max_position_embeddings) is not the length it is trained at;
+# estimates for such configs use at most this many tokens per sequence unless told otherwise.
+DEFAULT_SEQ_LEN = 4096
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """Target fields a user chose (CLI flags or settings); None means "not chosen"."""
+
+    dtype: str | None = None
+    micro_batch: int | None = None
+    seq_len: int | None = None
+    tp: int | None = None
+    mode: Mode | None = None
+    attention: Attention | None = None
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    """Everything that decides what the runner reports."""
+
+    gpus: tuple[GPU, ...]
+    flags: TargetOptions = TargetOptions()
+    defaults: TargetOptions = TargetOptions()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    extra_keys: KeyAliases = field(default_factory=dict)
+    min_slowdown: float = 1.0
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass
+class InternalError:
+    """An unexpected exception while linting one file (a shapelint bug)."""
+
+    path: str
+    error: str
+
+
+@dataclass
+class FileResult:
+    """What linting one file produced."""
+
+    source: SourceFile
+    doc: Document
+    configs: list[ModelConfig]
+    findings: list[Finding]
+
+
+@dataclass
+class LintResult:
+    """What linting all files produced, findings sorted by path and position."""
+
+    files: list[FileResult] = field(default_factory=list)
+    errors: list[InternalError] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """All findings, sorted by path, line, column and code."""
+        out = [f for r in self.files for f in r.findings]
+        return sorted(out, key=lambda f: (f.path, f.span.line, f.span.column, f.code))
+
+    @property
+    def configs(self) -> list[ModelConfig]:
+        """All configs read, in file order."""
+        return [c for r in self.files for c in r.configs]
+
+
+def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Target:
+    """The target for ``config``: CLI flags, then the config's own values, then settings."""
+    flags, defaults = options.flags, options.defaults
+    seq = config.int(Dim.SEQ_LEN)
+    if seq is not None and config.seq_is_max_context:
+        seq = min(seq, DEFAULT_SEQ_LEN)
+    config_dtype = config.get(Dim.DTYPE)
+    return Target(
+        gpu=gpu,
+        dtype=_first(
+            flags.dtype,
+            normalize_dtype(config_dtype.value) if config_dtype is not None else None,
+            defaults.dtype,
+            "bf16",
+        ),
+        micro_batch=_first(flags.micro_batch, config.int(Dim.MICRO_BATCH), defaults.micro_batch, 1),
+        seq_len=_first(flags.seq_len, seq, defaults.seq_len, DEFAULT_SEQ_LEN),
+        tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),
+        mode=_first(flags.mode, defaults.mode, "train"),
+        attention=_first(flags.attention, defaults.attention, "flash"),
+    )
+
+
+def _first(*values: T | None) -> T:
+    for v in values:
+        if v is not None:
+            return v
+    raise ValueError("no default")
+
+
+def matches(code: str, prefixes: Iterable[str]) -> bool:
+    """True when ``code`` starts with any of ``prefixes`` (``ALL`` matches everything)."""
+    return any(p == "ALL" or code.startswith(p.upper()) for p in prefixes)
+
+
+def selected(code: str, options: LintOptions, path: str) -> bool:
+    """Whether ``code`` is reported for ``path`` under select / ignore / per-file-ignores."""
+    if options.select and not matches(code, options.select):
+        return False
+    if matches(code, options.ignore):
+        return False
+    posix = Path(path).as_posix()
+    for pattern, codes in options.per_file_ignores.items():
+        if (fnmatch.fnmatch(posix, pattern) or fnmatch.fnmatch(posix, f"*/{pattern}")) and matches(
+            code, codes
+        ):
+            return False
+    return True
+
+
+def _problem_findings(doc: Document) -> list[Finding]:
+    out = []
+    for p in doc.problems:
+        rule = REGISTRY[p.code].RULE
+        out.append(
+            Finding(
+                code=p.code,
+                name=rule.name,
+                severity=rule.severity,
+                message=p.message,
+                path=doc.path,
+                span=p.span,
+                key=p.key,
+            )
+        )
+    return out
+
+
+def _suppressed(finding: Finding, doc: Document) -> bool:
+    codes = doc.suppressions.get(finding.span.line)
+    return codes is not None and (not codes or finding.code in codes)
+
+
+def _with_estimates(finding: Finding, config: ModelConfig, targets: Sequence[Target]) -> Finding:
+    if finding.fix is None or not finding.fix.dims:
+        return finding
+    from shapelint.perf.estimate import estimate_fix
+
+    estimates = []
+    for target in targets:
+        try:
+            est = estimate_fix(config, target, finding.fix)
+        except ValueError:  # the GPU lacks this dtype (fp8 on A100): no estimate there
+            continue
+        if est is not None:
+            estimates.append(est)
+    return replace(finding, estimates=tuple(estimates))
+
+
+def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
+    """Run every selected config rule on one config, with estimates on each GPU."""
+    targets = [resolve_target(config, gpu, options) for gpu in options.gpus]
+    primary = targets[0]
+    out: list[Finding] = []
+    for module in config_rules():
+        if not selected(module.RULE.code, options, config.path):
+            continue
+        for finding in module.check(config, primary):
+            finding = _with_estimates(finding, config, targets)
+            if (
+                finding.severity != "error"
+                and finding.estimates
+                and finding.max_slowdown < options.min_slowdown
+            ):
+                continue
+            out.append(finding)
+    return out
+
+
+def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig], list[Finding]]:
+    """Configs and findings of one parsed document."""
+    findings = [f for f in _problem_findings(doc) if selected(f.code, options, doc.path)]
+    configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
+    seen: set[tuple[str, int, str]] = set()
+    for config in configs:
+        for f in check_config(config, options):
+            # Two configs that share a value (a sub-config reading its parent's key) report once.
+            key = (f.code, f.span.start, f.message)
+            if key not in seen:
+                seen.add(key)
+                findings.append(f)
+    findings = [f for f in findings if not _suppressed(f, doc)]
+    return configs, findings
+
+
+def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
+    """Read, parse and lint one file (OSError propagates to the caller)."""
+    with open(source.path, "rb") as fh:
+        data = fh.read()
+    doc = parse(source.path, data, source.kind)
+    configs, findings = lint_document(doc, options)
+    return FileResult(source, doc, configs, findings)
+
+
+def lint_paths(paths: Iterable[str], options: LintOptions) -> LintResult:
+    """Lint every file under ``paths``; a failure in one file is recorded, not raised."""
+    result = LintResult()
+    for source in discover(paths, options.exclude):
+        try:
+            result.files.append(lint_file(source, options))
+        except OSError as exc:
+            result.errors.append(InternalError(source.path, f"cannot read file: {exc.strerror}"))
+        except Exception as exc:  # a bug in shapelint: report it for this file and go on
+            result.errors.append(InternalError(source.path, f"{type(exc).__name__}: {exc}"))
+    return result

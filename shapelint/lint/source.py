@@ -1,0 +1,188 @@
+"""Source positions and the format-neutral tree every parser produces.
+
+A parser (JSON, YAML, Python) turns a file into a `Document`: the decoded text plus a tree
+of `Mapping` / `Sequence` / `Scalar` nodes, each carrying the `Span` of its text. Dialects
+read this tree and never look at the text again, and the fixer replaces exactly the
+characters a `Span` covers.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a value sits in a file.
+
+    Lines and columns are 1-based and count characters of the decoded text (not bytes);
+    ``end_line``/``end_column`` point one past the last character, as SARIF's ``endColumn``.
+    ``start``/``end`` are 0-based character offsets into ``Document.text`` (end exclusive),
+    so ``text[start:end]`` is exactly the value as written.
+    """
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    start: int
+    end: int
+
+
+class LineIndex:
+    """Converts character offsets to 1-based (line, column) pairs for one text."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self._starts.append(i + 1)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """Return the 1-based line and column of a 0-based character offset."""
+        line = bisect.bisect_right(self._starts, offset) - 1
+        return line + 1, offset - self._starts[line] + 1
+
+    def offset(self, line: int, column: int) -> int:
+        """Return the 0-based offset of a 1-based line and column."""
+        return self._starts[line - 1] + column - 1
+
+    def span(self, path: str, start: int, end: int) -> Span:
+        """Build the `Span` of ``text[start:end]``."""
+        line, column = self.position(start)
+        end_line, end_column = self.position(end)
+        return Span(path, line, column, end_line, end_column, start, end)
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A leaf value: number, string, bool or null, as the format's own loader returns it.
+
+    ``shared`` is set when the node is reached through a YAML alias (editing it changes every
+    key that shares the anchor); ``expression`` holds the source text when the value was
+    computed from an expression (``4096 * 32``) rather than written as a literal; ``known``
+    is False when the parser could not evaluate the value statically.
+    """
+
+    value: object
+    span: Span
+    shared: bool = False
+    expression: str | None = None
+    known: bool = True
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One ``key: value`` pair of a mapping, with the span of the key itself."""
+
+    key: str
+    key_span: Span
+    value: Node
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """An ordered mapping (JSON object, YAML mapping, Python call keywords / class body)."""
+
+    entries: tuple[Entry, ...]
+    span: Span
+    shared: bool = False
+
+    def get(self, key: str) -> Node | None:
+        """Return the value of the last entry named ``key`` (what json.loads keeps)."""
+        found: Node | None = None
+        for entry in self.entries:
+            if entry.key == key:
+                found = entry.value
+        return found
+
+    def keys(self) -> Iterator[str]:
+        """Iterate over entry keys in file order (duplicates included)."""
+        return (entry.key for entry in self.entries)
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """An ordered list of nodes."""
+
+    items: tuple[Node, ...]
+    span: Span
+    shared: bool = False
+
+
+Node = Scalar | Mapping | Sequence
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem the parser found in the text itself (syntax error, duplicate key, unsafe tag).
+
+    The runner turns each one into a finding with ``code``; parsers never raise on bad input.
+    """
+
+    code: str
+    message: str
+    span: Span
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A node that may hold a model config, with the name it is reported under.
+
+    JSON and YAML files give one candidate (the root mapping); a Python file gives one per
+    class body, call, dict literal or module namespace that looks like a config.
+    ``key_prefix`` is prepended to every key path reported from it.
+    """
+
+    name: str
+    root: Mapping
+    key_prefix: str = ""
+    kind: str = ""
+
+
+@dataclass
+class Document:
+    """A parsed file: its decoded text, the candidate configs it holds, and parse problems.
+
+    ``encoding``, ``bom`` and ``newline`` record how the file was stored so that the fixer can
+    write it back byte-for-byte outside the edited values.
+    """
+
+    path: str
+    text: str
+    format: str
+    candidates: list[Candidate] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    encoding: str = "utf-8"
+    bom: bool = False
+    # Comments that suppress findings, by 1-based line: the codes, or an empty set for all.
+    suppressions: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when the file parsed (problems such as duplicate keys may still exist)."""
+        return not any(p.code == "SL000" for p in self.problems)
+
+
+def decode(data: bytes) -> tuple[str, str, bool]:
+    """Decode file bytes as UTF-8 (with or without BOM), falling back to UTF-16 by BOM.
+
+    Returns (text, encoding, had_bom). Raises UnicodeDecodeError for undecodable bytes.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8"), "utf-8", True
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16"), "utf-16", True
+    return data.decode("utf-8"), "utf-8", False
+
+
+def encode(text: str, encoding: str, bom: bool) -> bytes:
+    """Inverse of `decode`: the bytes to write for ``text``."""
+    if encoding == "utf-16":
+        return text.encode("utf-16")  # Python writes the BOM for utf-16
+    data = text.encode(encoding)
+    return b"\xef\xbb\xbf" + data if bom else data

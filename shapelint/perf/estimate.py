@@ -1,0 +1,164 @@
+"""Step time of a config on a target, and the slowdown a fix removes.
+
+A finding's slowdown is always (step time as written / step time with the fix − 1) × 100, so
+every rule's number comes from the same model and the same counterfactual (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shapelint.lint.model import Dim, Estimate, Fix, ModelConfig, Target
+from shapelint.perf.gemm import CALIBRATION, GemmTime, gemm_time
+from shapelint.perf.gpus import ELEMENT_BYTES, GPU
+from shapelint.perf.workload import Gemm, step_gemms
+
+# Flash attention on a causal decoder skips the blocks above the diagonal: half the s² work
+# (Megatron-LM counts causal attention as half, FACTS.md "The GEMMs of one transformer layer").
+CAUSAL_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class GemmEstimate:
+    """One GEMM of a step with the model's time for one call."""
+
+    gemm: Gemm
+    time: GemmTime
+
+    @property
+    def total_s(self) -> float:
+        """Time of all ``count`` calls in one step."""
+        return self.time.time_s * self.gemm.count
+
+
+@dataclass(frozen=True)
+class StepEstimate:
+    """The model's estimate of one step (per GPU): the sum of its GEMMs.
+
+    ``flops`` counts useful work (real head dims, causal attention at half), so ``mfu`` is
+    model FLOPs over (time × dense peak of the target dtype).
+    """
+
+    gpu: str
+    dtype: str
+    mode: str
+    total_s: float
+    flops: float
+    mfu: float
+    gemms: tuple[GemmEstimate, ...]
+
+
+def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
+    """A flash-attention kernel: its QKᵀ and P·V products (five products for the backward:
+    QKᵀ recomputed, dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q) at the padded head dim,
+    in one launch, reading Q, K, V (and O, dO) once."""
+    s, dp, batch, dt = g.m, g.k, g.batch, g.dtype
+    qk = gemm_time(s, s, dp, gpu=gpu, dtype=dt, batch=batch)
+    pv = gemm_time(s, dp, s, gpu=gpu, dtype=dt, batch=batch, b_contig="n")
+    if g.pass_ == "fwd":
+        parts = [qk, pv]
+        tensors = 4  # read Q, K, V; write O
+    else:
+        grad_v = gemm_time(s, dp, s, gpu=gpu, dtype=dt, batch=batch, a_contig="m", b_contig="n")
+        parts = [qk, qk, grad_v, pv, grad_v]
+        tensors = 8  # read Q, K, V, O, dO; write dQ, dK, dV
+    c = CAUSAL_FRACTION
+    head_dim = g.head_dim or dp
+    flops = 2.0 * s * s * head_dim * batch * len(parts) * c
+    nbytes = float(tensors * batch * s * head_dim * ELEMENT_BYTES[dt])
+    compute = c * sum(p.compute_s for p in parts)
+    memory = nbytes / (gpu.mem_bw_gbs * 1e9 * CALIBRATION.memory_efficiency)
+    launch = CALIBRATION.launch_s
+    time_s = launch + max(compute, memory)
+    ideal = flops / gpu.achievable_flops(dt)
+    lost_waves = c * sum(p.lost_waves_s for p in parts)
+    lost_align = c * sum(p.lost_alignment_s for p in parts)
+    # What remains beyond ideal is tile loss, including the work done on head-dim padding.
+    tiled = compute - lost_waves - lost_align
+    first = parts[0]
+    return GemmTime(
+        time_s=time_s,
+        flops=flops,
+        bytes=nbytes,
+        intensity=flops / nbytes,
+        ridge=first.ridge,
+        bound="compute" if compute >= memory else "memory",
+        tflops=flops / time_s / 1e12,
+        tile=first.tile,
+        split_k=first.split_k,
+        tiles=first.tiles,
+        waves=first.waves,
+        wave_efficiency=first.wave_efficiency,
+        tile_efficiency=ideal / tiled if tiled > 0 else 1.0,
+        align_factor=min(p.align_factor for p in parts),
+        compute_s=compute,
+        memory_s=memory,
+        launch_s=launch,
+        ideal_s=ideal,
+        lost_tiles_s=tiled - ideal,
+        lost_waves_s=lost_waves,
+        lost_alignment_s=lost_align,
+    )
+
+
+def op_time(g: Gemm, gpu: GPU) -> GemmTime:
+    """The model's time for one call of ``g`` on ``gpu``."""
+    if g.kind == "flash":
+        return _flash_time(g, gpu)
+    return gemm_time(
+        g.m,
+        g.n,
+        g.k,
+        gpu=gpu,
+        dtype=g.dtype,
+        batch=g.batch,
+        a_contig=g.a_contig,
+        b_contig=g.b_contig,
+    )
+
+
+def step_time(config: ModelConfig, target: Target) -> StepEstimate:
+    """Estimate one step of ``config`` on ``target`` (zero time when the workload is empty)."""
+    gpu = target.gpu
+    estimates = tuple(GemmEstimate(g, op_time(g, gpu)) for g in step_gemms(config, target))
+    total = sum(e.total_s for e in estimates)
+    flops = sum(e.time.flops * e.gemm.count for e in estimates)
+    peak = gpu.peak(target.dtype) * 1e12
+    mfu = flops / (total * peak) if total > 0 else 0.0
+    return StepEstimate(
+        gpu=gpu.name,
+        dtype=target.dtype,
+        mode=target.mode,
+        total_s=total,
+        flops=flops,
+        mfu=mfu,
+        gemms=estimates,
+    )
+
+
+def _changes_dims(config: ModelConfig, dims: dict[Dim, object]) -> bool:
+    for dim, new in dims.items():
+        old = config.get(dim)
+        if old is None or not old.known or old.value != new:
+            return True
+    return False
+
+
+def estimate_fix(config: ModelConfig, target: Target, fix: Fix) -> Estimate | None:
+    """The slowdown ``fix`` removes on ``target``: (time now / time fixed − 1) × 100.
+
+    None when the fix changes no dims or no step can be estimated for either config.
+    """
+    dims = dict(fix.dims)
+    if not dims or not _changes_dims(config, dims):
+        return None
+    now = step_time(config, target)
+    fixed = step_time(config.with_dims(dims), target)
+    if now.total_s <= 0 or fixed.total_s <= 0:
+        return None
+    return Estimate(
+        gpu=target.gpu.name,
+        slowdown_pct=(now.total_s / fixed.total_s - 1.0) * 100.0,
+        step_time_s=now.total_s,
+        fixed_step_time_s=fixed.total_s,
+    )

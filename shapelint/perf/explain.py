@@ -1,0 +1,180 @@
+"""``shapelint explain``: the performance model's view of one config, as data and as text.
+
+`explain` returns plain JSON-ready data; `render_explain_text` turns it into a table. Field
+names of the documented JSON (gpu, dtype, mode, step_time_s, mfu, gemms[name, pass, m, n, k,
+batch, count, flops, bytes, intensity, time_s, tflops, bound]) never change; others are added.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shapelint.lint.model import ModelConfig, Target
+from shapelint.perf.estimate import step_time
+
+
+def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
+    """The model's per-GEMM breakdown of one step of ``config`` on ``target``.
+
+    ``time_s`` and ``flops`` are for one call, ``count`` the calls per step; ``lost_tiles``,
+    ``lost_waves`` and ``lost_alignment`` are shares of ``time_s``.
+    """
+    gpu = target.gpu
+    step = step_time(config, target)
+    gemms: list[dict[str, Any]] = []
+    for e in step.gemms:
+        g, t = e.gemm, e.time
+        share = 1.0 / t.time_s if t.time_s > 0 else 0.0
+        gemms.append(
+            {
+                "name": g.name,
+                "pass": g.pass_,
+                "m": g.m,
+                "n": g.n,
+                "k": g.k,
+                "batch": g.batch,
+                "count": g.count,
+                "flops": t.flops,
+                "bytes": t.bytes,
+                "intensity": t.intensity,
+                "time_s": t.time_s,
+                "tflops": t.tflops,
+                "bound": t.bound,
+                "dtype": g.dtype,
+                "kind": g.kind,
+                "head_dim": g.head_dim or None,
+                "ridge": t.ridge,
+                "total_s": e.total_s,
+                "share_of_step": e.total_s / step.total_s if step.total_s > 0 else 0.0,
+                "tile": list(t.tile),
+                "split_k": t.split_k,
+                "tiles": t.tiles,
+                "waves": t.waves,
+                "wave_efficiency": t.wave_efficiency,
+                "align_factor": t.align_factor,
+                "lost_tiles": t.lost_tiles_s * share,
+                "lost_waves": t.lost_waves_s * share,
+                "lost_alignment": t.lost_alignment_s * share,
+            }
+        )
+    dtype = target.dtype
+    return {
+        "gpu": gpu.name,
+        "dtype": dtype,
+        "mode": target.mode,
+        "step_time_s": step.total_s,
+        "mfu": step.mfu,
+        "gemms": gemms,
+        "config": config.name,
+        "path": config.path,
+        "micro_batch": target.micro_batch,
+        "seq_len": target.seq_len,
+        "tp": target.tp,
+        "attention": target.attention,
+        "model_flops": step.flops,
+        "peak_tflops": gpu.peak(dtype),
+        "achievable_tflops": gpu.achievable_flops(dtype) / 1e12,
+        "achievable_fraction_measured": dtype in gpu.measured_dtypes,
+        "mem_bw_gbs": gpu.mem_bw_gbs,
+        "ridge": gpu.ridge_point(dtype),
+        "effective_ridge": gemms[0]["ridge"] if gemms else None,
+        "sms": gpu.sms,
+    }
+
+
+def _si(x: float, unit: str = "") -> str:
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= factor:
+            return f"{x / factor:.3g}{prefix}{unit}"
+    return f"{x:.3g}{unit}"
+
+
+def _seconds(x: float) -> str:
+    if x >= 1:
+        return f"{x:.3g} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.3g} ms"
+    return f"{x * 1e6:.3g} µs"
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f}%"
+
+
+def render_explain_text(data: dict[str, Any]) -> str:
+    """A readable table of `explain`'s data."""
+    lines = [
+        f"{data.get('config') or 'config'}: {data['mode']} step on {data['gpu']}, {data['dtype']}"
+        f", micro-batch {data.get('micro_batch')}, seq {data.get('seq_len')}, tp {data.get('tp')}",
+    ]
+    if "peak_tflops" in data:
+        measured = "measured" if data.get("achievable_fraction_measured") else "default"
+        gpu_line = (
+            f"GPU: {data['peak_tflops']:g} TFLOP/s dense peak, "
+            f"{data['achievable_tflops']:.1f} achievable ({measured} fraction), "
+            f"{data['mem_bw_gbs']:g} GB/s; ridge point {data['ridge']:.0f} FLOP/B"
+        )
+        if data.get("effective_ridge"):
+            gpu_line += f" ({data['effective_ridge']:.0f} at achievable rates)"
+        lines.append(gpu_line)
+    if not data["gemms"]:
+        lines.append("no GEMMs: the config lacks hidden size, heads or layers")
+        return "\n".join(lines) + "\n"
+    header = (
+        "op",
+        "pass",
+        "M",
+        "N",
+        "K",
+        "batch",
+        "count",
+        "FLOPs",
+        "bytes",
+        "FLOP/B",
+        "bound",
+        "time",
+        "TFLOP/s",
+        "tiles",
+        "waves",
+        "align",
+        "step",
+    )
+    rows = [header]
+    for g in data["gemms"]:
+        rows.append(
+            (
+                g["name"],
+                g["pass"],
+                str(g["m"]),
+                str(g["n"]),
+                str(g["k"]) + ("*" if g.get("kind") == "flash" else ""),
+                str(g["batch"]),
+                str(g["count"]),
+                _si(g["flops"]),
+                _si(g["bytes"], "B"),
+                f"{g['intensity']:.0f}",
+                g["bound"],
+                _seconds(g["time_s"]),
+                f"{g['tflops']:.0f}",
+                _pct(g.get("lost_tiles", 0.0)),
+                _pct(g.get("lost_waves", 0.0)),
+                _pct(g.get("lost_alignment", 0.0)),
+                _pct(g.get("share_of_step", 0.0)),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    left = {0, 1, 10}
+    for r in rows:
+        cells = [
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    lines.append(
+        "time and FLOPs per call; tiles/waves/align: share of the call's time lost to tail"
+        " tiles, idle SMs in the last wave and misaligned dims; step: share of the step."
+    )
+    if any(g.get("kind") == "flash" for g in data["gemms"]):
+        lines.append("K*: flash-attention runs at the padded head dim; causal work counted half.")
+    lines.append(f"step time: {_seconds(data['step_time_s'])}   predicted MFU: {_pct(data['mfu'])}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,255 @@
+"""The time of one GEMM on one GPU: roofline, tiles, waves, alignment.
+
+A GEMM multiplies an M×K matrix A by a K×N matrix B, ``batch`` times (a strided-batched GEMM
+when batch > 1). The model, from NVIDIA's *Matrix Multiplication Background* guide:
+
+- **tiles**: the output is cut into thread-block tiles (tm × tn) from the cuBLAS-like set in
+  `Calibration.tiles`; a dimension that does not divide the tile pays for the whole tail tile.
+  Each tile runs its K loop at the per-SM achievable rate times the tile's efficiency, plus a
+  fixed per-tile cost (prologue and epilogue) worth `Calibration.tile_overhead_k` iterations.
+- **waves**: tiles run in waves of one per SM, so ⌈tiles / SMs⌉ waves are paid in full.
+- **split-K**: when the tiles cannot fill the GPU, K may be split into parts computed by
+  separate tiles and summed by a second pass (what cuBLAS and XLA do for small outputs).
+- **alignment**: a contiguous dimension (K for both operands of ``X·Wᵀ``, N of the output; see
+  `gemm_time` for the other layouts) that is not a multiple of 16 bytes loses the vectorized
+  loads, and one that is a multiple of 16 B but not of the GPU's best alignment (128 B on A100
+  and later) loses a little; the penalty curve comes from Anthony et al. 2024, Fig. 7.
+- **roofline**: bytes moved (A, B and C once each) over the memory bandwidth bounds the time
+  from below; the slower of compute and memory binds.
+- a fixed launch overhead is added.
+
+The best tile (and split) is taken, as a well-tuned library would. Every constant sits in
+`CALIBRATION` with the published data point it was fitted to; ``benchmarks/calibration_report.py``
+prints model against published for each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from shapelint.perf.gpus import ELEMENT_BYTES, GPU
+
+Bound = Literal["compute", "memory"]
+AContig = Literal["k", "m"]
+BContig = Literal["k", "n"]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The model's constants. Each is fitted to, or read from, the source in its comment."""
+
+    # cuBLAS thread-block tiles (NVIDIA Matrix Multiplication Background guide, listed "most to
+    # least efficient"), each with its throughput relative to 256x128. The efficiencies, like
+    # the four constants below, were fitted (monotone in that order) to XLA's measured sm_90
+    # table, tests/perf/data/xla_sm90_matmul.csv, bf16 rows, minimizing the median plus a quarter
+    # of the worst relative error in time; benchmarks/calibration_report.py prints the result.
+    tiles: tuple[tuple[int, int, float], ...] = (
+        (256, 128, 1.00),
+        (128, 256, 1.00),
+        (128, 128, 0.97),
+        (256, 64, 0.90),
+        (64, 256, 0.90),
+        (128, 64, 0.85),
+        (64, 128, 0.85),
+        (64, 64, 0.74),
+    )
+    # Fixed cost of one tile (pipeline fill, epilogue) in K-loop iterations. XLA sm_90 fit: at
+    # M = N = 4096 the time grows linearly in K with an intercept of ~10 µs.
+    tile_overhead_k: float = 96.0
+    # Split-K factors tried when the tiles do not fill one wave (never splitting below
+    # split_k_min_k per part), and the extra cost of combining the parts. XLA sm_90 fit: small
+    # M×N with large K (256×256×4096 bf16 runs in 6.4 µs, faster than 256×256×2048).
+    split_k: tuple[int, ...] = (1, 2, 4, 8, 16)
+    split_k_min_k: int = 256
+    split_k_overhead_s: float = 1.0e-6
+    # Launch and fixed overhead per GEMM call. XLA sm_90 fit; the table's floor is 5.2 µs
+    # (256×256×256 bf16).
+    launch_s: float = 5.7e-6
+    # Achievable fraction of the datasheet memory bandwidth. XLA sm_90 fit (the fit settles
+    # on the datasheet figure itself).
+    memory_efficiency: float = 1.0
+    # Throughput relative to aligned, by the largest power of two (in bytes) dividing a
+    # contiguous dimension. From Anthony et al. 2024, Fig. 7 (A100, QKᵀ with a = 32, fp16): the
+    # plateaus ~90 (h/a odd: 2 B), ~140 (factor 2: 4 B), ~145 (factor 4: 8 B), ~200
+    # (factor 8: 16 B), ~210-220 (factor 16-64: 32-128 B) TFLOP/s, each over the ~215 of the
+    # aligned shapes. 1 B (odd fp8 dims) is taken equal to 2 B.
+    align_factor: Mapping[int, float] = field(
+        default_factory=lambda: MappingProxyType(
+            {1: 0.42, 2: 0.42, 4: 0.65, 8: 0.67, 16: 0.93, 32: 0.97, 64: 0.99}
+        )
+    )
+    # The output's contiguous dimension only: multiples of 16 B cost nothing. NVIDIA's
+    # tile-quantization example (N = 136…256 in steps of 8 fp16 elements, i.e. 16 B, at
+    # 256x128 tiles) is flat.
+    output_free_align_bytes: int = 16
+
+
+CALIBRATION = Calibration()
+
+# Bytes per element of the output. fp8 GEMMs write bf16 (torch._scaled_mm and Transformer
+# Engine keep fp8 for inputs; outputs go on in bf16 so the next op can rescale).
+OUTPUT_BYTES: Mapping[str, int] = MappingProxyType(
+    {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 2}
+)
+
+
+@dataclass(frozen=True)
+class GemmTime:
+    """The model's prediction for one GEMM call (all ``batch`` matrices).
+
+    ``lost_tiles_s``, ``lost_waves_s`` and ``lost_alignment_s`` split the compute time beyond
+    ideal (FLOPs at the achievable rate) into what the tail tiles and per-tile costs, the idle
+    SMs of the last wave, and misalignment cost. ``ridge`` is the model's effective ridge point
+    (achievable FLOP/s over achievable bytes/s).
+    """
+
+    time_s: float
+    flops: float
+    bytes: float
+    intensity: float
+    ridge: float
+    bound: Bound
+    tflops: float
+    tile: tuple[int, int]
+    split_k: int
+    tiles: int
+    waves: int
+    wave_efficiency: float
+    tile_efficiency: float
+    align_factor: float
+    compute_s: float
+    memory_s: float
+    launch_s: float
+    ideal_s: float
+    lost_tiles_s: float
+    lost_waves_s: float
+    lost_alignment_s: float
+
+
+def largest_pow2_divisor(n: int) -> int:
+    """The largest power of two dividing ``n`` (n > 0)."""
+    return n & -n
+
+
+def _align_factor_of(nbytes: int, gpu: GPU, cal: Calibration, free_from: int) -> float:
+    """Throughput factor for a contiguous dimension of ``nbytes`` bytes."""
+    p = largest_pow2_divisor(nbytes)
+    if p >= gpu.best_align_bytes or p >= free_from:
+        return 1.0
+    return cal.align_factor.get(p, 1.0)
+
+
+def alignment_factor(
+    m: int,
+    n: int,
+    k: int,
+    *,
+    gpu: GPU,
+    dtype: str,
+    a_contig: AContig = "k",
+    b_contig: BContig = "k",
+    calibration: Calibration = CALIBRATION,
+) -> float:
+    """The throughput factor (≤ 1) of the worst-aligned contiguous dimension."""
+    elem = ELEMENT_BYTES[dtype]
+    dims = {"m": m, "n": n, "k": k}
+    factor = 1.0
+    for d in {a_contig, b_contig}:
+        factor = min(factor, _align_factor_of(dims[d] * elem, gpu, calibration, 1 << 62))
+    out = _align_factor_of(
+        n * OUTPUT_BYTES[dtype], gpu, calibration, calibration.output_free_align_bytes
+    )
+    return min(factor, out)
+
+
+def gemm_time(
+    m: int,
+    n: int,
+    k: int,
+    *,
+    gpu: GPU,
+    dtype: str,
+    batch: int = 1,
+    a_contig: AContig = "k",
+    b_contig: BContig = "k",
+    tile: tuple[int, int] | None = None,
+    calibration: Calibration = CALIBRATION,
+) -> GemmTime:
+    """Predict one (batched) GEMM: C[M×N] = A[M×K]·B[K×N], ``batch`` times.
+
+    ``a_contig``/``b_contig`` name each operand's contiguous (fastest-varying) dimension:
+    ``"k"``/``"k"`` is ``X·Wᵀ`` with row-major X and W (a Linear layer's forward, QKᵀ);
+    ``"k"``/``"n"`` is ``dY·W`` (a Linear's dgrad, P·V); ``"m"``/``"n"`` is ``Xᵀ·dY`` (wgrad).
+    The output's contiguous dimension is always N. ``tile`` forces one tile shape (to reproduce
+    a published example at a fixed tile) instead of taking the best.
+    """
+    if min(m, n, k, batch) <= 0:
+        raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
+    cal = calibration
+    elem = ELEMENT_BYTES[dtype]
+    flops = 2.0 * m * n * k * batch
+    nbytes = float(batch * (m * k * elem + k * n * elem + m * n * OUTPUT_BYTES[dtype]))
+    rate = gpu.achievable_flops(dtype)
+    bandwidth = gpu.mem_bw_gbs * 1e9 * cal.memory_efficiency
+    align = alignment_factor(
+        m, n, k, gpu=gpu, dtype=dtype, a_contig=a_contig, b_contig=b_contig, calibration=cal
+    )
+    ideal = flops / rate
+
+    tiles = [t for t in cal.tiles if tile is None or (t[0], t[1]) == tile]
+    if not tiles:
+        raise ValueError(f"unknown tile {tile}; known: {[(t[0], t[1]) for t in cal.tiles]}")
+
+    best: tuple[float, ...] | None = None
+    for tm, tn, eff in tiles:
+        tiles_mn = math.ceil(m / tm) * math.ceil(n / tn)
+        for split in cal.split_k:
+            if split > 1 and (tiles_mn * batch * split > gpu.sms or k // split < cal.split_k_min_k):
+                break
+            k_part = math.ceil(k / split)
+            n_tiles = tiles_mn * batch * split
+            waves = math.ceil(n_tiles / gpu.sms)
+            # Time of all tiles if spread perfectly over the SMs, then whole waves, then the
+            # alignment penalty on top.
+            spread = n_tiles * 2.0 * tm * tn * (k_part + cal.tile_overhead_k) / (rate * eff)
+            waved = spread * waves * gpu.sms / n_tiles
+            compute = waved / align
+            if split > 1:
+                # The reduction of the parts counts with the tiles: it is how the work was cut.
+                spread += cal.split_k_overhead_s
+                waved += cal.split_k_overhead_s
+                compute += cal.split_k_overhead_s
+            if best is None or compute < best[0]:
+                best = (compute, tm, tn, split, n_tiles, waves, spread, waved)
+    assert best is not None
+    compute, tm_f, tn_f, split_f, n_tiles_f, waves_f, spread, waved = best
+    memory = nbytes / bandwidth
+    body = max(compute, memory)
+    time_s = cal.launch_s + body
+    return GemmTime(
+        time_s=time_s,
+        flops=flops,
+        bytes=nbytes,
+        intensity=flops / nbytes,
+        ridge=rate / bandwidth,
+        bound="compute" if compute >= memory else "memory",
+        tflops=flops / time_s / 1e12,
+        tile=(int(tm_f), int(tn_f)),
+        split_k=int(split_f),
+        tiles=int(n_tiles_f),
+        waves=int(waves_f),
+        wave_efficiency=n_tiles_f / (waves_f * gpu.sms),
+        tile_efficiency=ideal / spread,
+        align_factor=align,
+        compute_s=compute,
+        memory_s=memory,
+        launch_s=cal.launch_s,
+        ideal_s=ideal,
+        lost_tiles_s=spread - ideal,
+        lost_waves_s=waved - spread,
+        lost_alignment_s=compute - waved,
+    )

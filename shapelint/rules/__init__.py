@@ -1,0 +1,61 @@
+"""The rule registry: every rule module, by code, in one explicit list.
+
+Adding a rule means writing its module and adding one line here.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from shapelint.rules import (
+    sl000_parse_error,
+    sl001_duplicate_key,
+    sl002_invalid_dim,
+    sl003_heads_divide_hidden,
+    sl004_kv_heads_divide_heads,
+    sl005_tensor_parallel,
+    sl006_unsafe_yaml_tag,
+    sl007_yaml_alias_limit,
+    sl101_vocab_padding,
+    sl102_head_dim,
+    sl103_hidden_alignment,
+    sl104_ffn_alignment,
+    sl105_fp8_alignment,
+)
+from shapelint.rules.base import Example, Rule, RuleModule
+
+_MODULES = [
+    sl000_parse_error,
+    sl001_duplicate_key,
+    sl002_invalid_dim,
+    sl003_heads_divide_hidden,
+    sl004_kv_heads_divide_heads,
+    sl005_tensor_parallel,
+    sl006_unsafe_yaml_tag,
+    sl007_yaml_alias_limit,
+    sl101_vocab_padding,
+    sl102_head_dim,
+    sl103_hidden_alignment,
+    sl104_ffn_alignment,
+    sl105_fp8_alignment,
+]
+
+REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}
+
+
+def get(code: str) -> RuleModule | None:
+    """The rule module for ``code`` (case-insensitive), or None."""
+    return REGISTRY.get(code.upper())
+
+
+def config_rules() -> list[RuleModule]:
+    """Rules that check a `ModelConfig`, in code order."""
+    return [m for code, m in sorted(REGISTRY.items()) if m.RULE.kind == "config"]
+
+
+def fixable(module: RuleModule) -> bool:
+    """A rule is fixable exactly when one of its examples carries a fix."""
+    return any(e.fixed is not None for e in module.EXAMPLES)
+
+
+__all__ = ["REGISTRY", "Example", "Rule", "RuleModule", "config_rules", "fixable", "get"]

@@ -1,0 +1,158 @@
+"""What every rule module shares: its identity, examples, and helpers to build findings and fixes.
+
+A rule module defines ``RULE = Rule(...)``, ``EXAMPLES`` and ``check(config, target)``. The
+`Rule` object builds findings so a module never repeats its own code, name or severity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from shapelint.lint.dialects.common import round_up
+from shapelint.lint.model import (
+    Applicability,
+    Dim,
+    Edit,
+    Finding,
+    Fix,
+    ModelConfig,
+    Severity,
+    Target,
+    Value,
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule's identity: ``code`` (SL101), ``name`` (vocab-padding), default severity.
+
+    ``summary`` is one line for ``shapelint rules``; ``source`` names the guideline's origin.
+    ``kind`` is "config" for rules that read a `ModelConfig`, "document" for problems the
+    parsers find in the text itself (syntax errors, duplicate keys).
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    source: str
+    kind: Literal["config", "document"] = "config"
+
+    def finding(
+        self,
+        config: ModelConfig,
+        value: Value,
+        message: str,
+        *,
+        related: Iterable[Value] = (),
+        fix: Fix | None = None,
+    ) -> Finding:
+        """A finding of this rule pointing at ``value`` in ``config``."""
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=self.severity,
+            message=message,
+            path=config.path,
+            span=value.span,
+            config=config.name,
+            key=value.key,
+            value=value.value,
+            related=tuple(related),
+            fix=fix,
+        )
+
+
+@dataclass(frozen=True)
+class Example:
+    """A config that a rule accepts (``valid``) or reports, run as a test and shown in the docs.
+
+    ``text`` is a whole file in ``format``; ``target`` overrides target fields (``{"tp": 2}``);
+    an invalid example's ``fixed`` is the file after ``--unsafe-fixes`` (None: no fix).
+    """
+
+    text: str
+    valid: bool
+    format: str = "json"
+    target: dict[str, object] = field(default_factory=dict)
+    fixed: str | None = None
+    note: str = ""
+
+
+class RuleModule(Protocol):
+    """The shape of a rule module, for type checking the registry."""
+
+    RULE: Rule
+    EXAMPLES: list[Example]
+    __doc__: str | None
+
+    def check(self, config: ModelConfig, target: Target) -> Iterator[Finding]: ...
+
+
+def applicability(config: ModelConfig, values: Iterable[Value], architecture: bool) -> Applicability:
+    """``unsafe`` when a fix changes the architecture, touches a config with trained weights,
+    a YAML value shared through an alias, or a value computed by an expression."""
+    if architecture or config.pretrained:
+        return "unsafe"
+    if any(v.shared or v.expression is not None for v in values):
+        return "unsafe"
+    return "safe"
+
+
+def make_fix(
+    config: ModelConfig,
+    description: str,
+    changes: Iterable[tuple[Value, object]],
+    *,
+    architecture: bool,
+    dims: Iterable[tuple[Dim, object]] = (),
+) -> Fix | None:
+    """A fix that sets each written (non-derived) value to a new one; None if any is derived."""
+    pairs = list(changes)
+    if not pairs or any(v.derived or not v.known for v, _ in pairs):
+        return None
+    edits = tuple(Edit(v.span, v.key, v.value, new) for v, new in pairs)
+    return Fix(
+        description=description,
+        applicability=applicability(config, (v for v, _ in pairs), architecture),
+        edits=edits,
+        dims=tuple(dims),
+    )
+
+
+def pow2_factor(n: int) -> int:
+    """The largest power of two dividing ``n`` (``n`` > 0)."""
+    return n & -n
+
+
+def describe(value: Value) -> str:
+    """``key (value)`` or, for a derived value, ``formula = value``."""
+    if value.derived:
+        return f"{value.formula} = {value.value}"
+    return f"{value.key} ({value.value})"
+
+__all__ = ["Example", "Rule", "RuleModule", "applicability", "describe", "make_fix", "pow2_factor", "round_up"]
+
+
+def consistent_dims(config: ModelConfig, changes: dict[Dim, int]) -> dict[Dim, int]:
+    """``changes`` plus the derived dims they imply (head dim, KV heads, 4×hidden FFN).
+
+    A fix edits written values; dims derived from them must follow, or the performance model
+    would estimate a config no framework would build.
+    """
+    out = dict(changes)
+    h = out.get(Dim.HIDDEN, config.int(Dim.HIDDEN))
+    a = out.get(Dim.HEADS, config.int(Dim.HEADS))
+    head_dim, kv, ffn = config.get(Dim.HEAD_DIM), config.get(Dim.KV_HEADS), config.get(Dim.FFN)
+    if head_dim is not None and head_dim.derived and h and a and Dim.HEAD_DIM not in out:
+        if head_dim.formula == "hidden / heads" and h % a == 0:
+            out[Dim.HEAD_DIM] = h // a
+    if kv is not None and kv.derived and Dim.HEADS in out and Dim.KV_HEADS not in out:
+        if kv.formula.startswith("= heads"):
+            out[Dim.KV_HEADS] = out[Dim.HEADS]
+    if ffn is not None and ffn.derived and Dim.HIDDEN in out and Dim.FFN not in out:
+        if ffn.formula.startswith("4 × hidden"):
+            out[Dim.FFN] = 4 * out[Dim.HIDDEN]
+    return out

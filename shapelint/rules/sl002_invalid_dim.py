@@ -1,0 +1,55 @@
+"""A dimension is not a positive integer.
+
+Guideline: widths, head counts, layer counts, vocab sizes, batch and parallel sizes count
+things; a zero, negative, fractional or non-numeric value describes no model, and frameworks
+fail on it at start-up (or worse, truncate it silently).
+
+Source: every framework's config validation (e.g. transformers 5.x ``positive_int_field``;
+Megatron-LM ``validate_args``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from shapelint.lint.model import INTEGER_DIMS, Finding, ModelConfig, Target
+from shapelint.rules.base import Example, Rule
+
+RULE = Rule(
+    code="SL002",
+    name="invalid-dim",
+    severity="error",
+    summary="a dimension is zero, negative, fractional or not a number",
+    source="framework config validation (transformers, Megatron-LM)",
+)
+
+EXAMPLES = [
+    Example('{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}\n', True),
+    Example('{"hidden_size": 4096, "num_attention_heads": 0, "num_hidden_layers": 32}\n', False),
+    Example('{"hidden_size": 4096.5, "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
+    Example('{"hidden_size": "4096", "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
+]
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, float):
+        return f"the fraction {value}"
+    return type(value).__name__
+
+
+def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+    """Report every integer dim that is not a positive integer."""
+    for dim, value in config.dims.items():
+        if dim not in INTEGER_DIMS or value.derived or not value.known or value.value is None:
+            continue
+        n = value.as_int
+        if n is None:
+            yield RULE.finding(
+                config, value, f"{value.key} must be a positive integer, got {_kind(value.value)}"
+            )
+        elif n <= 0:
+            yield RULE.finding(config, value, f"{value.key} must be a positive integer, got {n}")

@@ -1,0 +1,140 @@
+"""Hugging Face and Llama params.json key families → normalized dims."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import configs_of
+
+from shapelint.lint.model import Dim, ModelConfig
+
+
+def dims(config: ModelConfig) -> dict[str, object]:
+    return {d.value: v.value for d, v in config.dims.items()}
+
+
+def test_llama2_7b() -> None:
+    text = json.dumps(
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "intermediate_size": 11008,
+            "vocab_size": 32000,
+            "max_position_embeddings": 4096,
+            "torch_dtype": "float16",
+            "type_vocab_size": 2,
+        }
+    )
+    (c,) = configs_of(text)
+    assert dims(c) | {} == {
+        "hidden": 4096,
+        "heads": 32,
+        "layers": 32,
+        "ffn": 11008,
+        "vocab": 32000,
+        "seq_len": 4096,
+        "dtype": "float16",
+        "head_dim": 128,
+        "kv_heads": 32,
+    }
+    assert c.gated_mlp is True and c.pretrained is True
+    head_dim = c.dims[Dim.HEAD_DIM]
+    assert head_dim.derived and {v.key for v in head_dim.derived_from} == {
+        "hidden_size",
+        "num_attention_heads",
+    }
+
+
+def test_gpt2_n_inner_null_means_four_hidden() -> None:
+    (c,) = configs_of('{"n_embd": 768, "n_head": 12, "n_layer": 12, "n_inner": null, "vocab_size": 50257}')
+    assert c.int(Dim.FFN) == 3072 and c.dims[Dim.FFN].derived
+    assert c.gated_mlp is False and not c.pretrained
+
+
+def test_multi_query_and_falcon_kv() -> None:
+    (c,) = configs_of('{"hidden_size": 4544, "n_head": 71, "multi_query": true, "n_layer": 32}')
+    assert c.int(Dim.KV_HEADS) == 1
+    (c,) = configs_of('{"hidden_size": 8192, "num_attention_heads": 128, "num_kv_heads": 8, "num_hidden_layers": 60}')
+    assert c.int(Dim.KV_HEADS) == 8
+
+
+def test_mla_head_dim_from_nope_plus_rope() -> None:
+    text = (
+        '{"hidden_size": 7168, "num_attention_heads": 128, "num_hidden_layers": 61,'
+        ' "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,'
+        ' "n_routed_experts": 256, "num_experts_per_tok": 8, "moe_intermediate_size": 2048}'
+    )
+    (c,) = configs_of(text)
+    assert c.int(Dim.HEAD_DIM) == 192
+    assert c.int(Dim.V_HEAD_DIM) == 128
+    assert (c.int(Dim.EXPERTS), c.int(Dim.EXPERTS_PER_TOKEN), c.int(Dim.MOE_FFN)) == (256, 8, 2048)
+
+
+def test_nested_sub_configs_have_dotted_keys() -> None:
+    text = json.dumps(
+        {
+            "architectures": ["LlavaForConditionalGeneration"],
+            "text_config": {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32064},
+            "vision_config": {"hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24},
+        }
+    )
+    configs = configs_of(text)
+    assert [c.name for c in configs] == ["text_config", "vision_config"]
+    assert configs[0].dims[Dim.VOCAB].key == "text_config.vocab_size"
+    assert all(c.pretrained for c in configs)
+
+
+def test_encoder_decoder_stacks_split() -> None:
+    text = json.dumps(
+        {
+            "d_model": 1280,
+            "encoder_attention_heads": 20,
+            "decoder_attention_heads": 20,
+            "encoder_ffn_dim": 5120,
+            "decoder_ffn_dim": 5120,
+            "encoder_layers": 32,
+            "decoder_layers": 4,
+            "vocab_size": 51866,
+        }
+    )
+    enc, dec = configs_of(text)
+    assert (enc.name, dec.name) == ("encoder", "decoder")
+    assert enc.dims[Dim.LAYERS].key == "encoder_layers" and dec.int(Dim.LAYERS) == 4
+
+
+def test_not_a_model_config() -> None:
+    assert configs_of('{"name": "pkg", "version": "1.0.0"}') == []
+    assert configs_of('{"vocab_size": 32000, "model_max_length": 4096}') == []
+
+
+def test_weights_beside_config_mark_it_pretrained(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    path = str(tmp_path / "config.json")
+    (c,) = configs_of('{"hidden_size": 64, "num_attention_heads": 2, "num_hidden_layers": 2}', path=path)
+    assert c.pretrained
+
+
+def test_llama_params_json_ffn_formula() -> None:
+    (c,) = configs_of('{"dim": 4096, "multiple_of": 256, "n_heads": 32, "n_layers": 32, "norm_eps": 1e-05, "vocab_size": -1}')
+    assert c.dialect == "llama-params"
+    assert c.int(Dim.FFN) == 11008 and c.dims[Dim.FFN].derived
+    assert Dim.VOCAB not in c.dims  # -1: taken from the tokenizer
+    (c,) = configs_of(
+        '{"dim": 4096, "ffn_dim_multiplier": 1.3, "multiple_of": 1024, "n_heads": 32,'
+        ' "n_kv_heads": 8, "n_layers": 32, "vocab_size": 128256}'
+    )
+    assert c.int(Dim.FFN) == 14336 and c.int(Dim.KV_HEADS) == 8
+
+
+def test_deepseek_inference_config() -> None:
+    text = (
+        '{"vocab_size": 129280, "dim": 7168, "inter_dim": 18432, "moe_inter_dim": 2048, "n_layers": 61,'
+        ' "n_heads": 128, "n_routed_experts": 256, "n_activated_experts": 8,'
+        ' "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "dtype": "fp8"}'
+    )
+    (c,) = configs_of(text)
+    assert (c.int(Dim.HEAD_DIM), c.int(Dim.FFN), c.int(Dim.MOE_FFN), c.int(Dim.EXPERTS)) == (192, 18432, 2048, 256)
