@@ -40,6 +40,7 @@ import ast
 import math
 import re
 from collections.abc import Iterable
+from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from libcst.metadata import CodeRange
 
 _SUPPRESS = re.compile(r"shapelint:\s*ignore\b(?:\[([^\]]*)\])?")
+_NORMALIZED = re.compile(r"[\x0b\x0c]|\r(?!\n)")
 _LIBCST_AT = re.compile(r"error at (\d+):(\d+)")
 # Nesting deeper than this is reported as unknown rather than walked (recursion guard).
 _MAX_DEPTH = 60
@@ -68,6 +70,7 @@ _MAX_DEPTH = 60
 _MAX_BITS = 512
 # Call keywords that make a call a field wrapper holding a default, not a config.
 _WRAPPER_KEYWORDS = ("default",)
+_MAX_STRING = 10_000
 _NO_VALUE = object()
 
 
@@ -106,7 +109,7 @@ def _syntax_problem(path: str, text: str, exc: Exception) -> Problem:
         message = err.msg
         line = err.lineno or 1
         column = err.offset or 1
-    except Exception:  # noqa: S110 - ValueError (NUL bytes), MemoryError, RecursionError
+    except Exception:  # ValueError (NUL bytes), MemoryError, RecursionError: keep libcst's
         pass
     else:
         raw_line = getattr(exc, "raw_line", None)
@@ -144,15 +147,17 @@ class _Reader:
         path: str,
         text: str,
         module: cst.Module,
-        positions: object,
+        positions: AbcMapping[cst.CSTNode, CodeRange],
     ) -> None:
         self.path = path
         self.text = text
         self.module = module
-        self.positions: dict[object, CodeRange] = dict(positions)  # type: ignore[call-overload]
+        self.positions = positions
         self.index = LineIndex(text)
         self.line_starts = _line_starts(text)
-        self.exact = module.code == text
+        # libcst round-trips source exactly except for a few normalizations (form feeds, lone
+        # carriage returns); only then are positions checked against the text.
+        self.exact = not _NORMALIZED.search(text) or module.code == text
         self.candidates: list[Candidate] = []
         self.problems: list[Problem] = []
         self.suppressions: dict[int, frozenset[str]] = {}
@@ -195,8 +200,6 @@ class _Reader:
     # ---- driver ----------------------------------------------------------------------------
 
     def read(self) -> None:
-        import libcst as cst
-
         self._collect_suppressions()
         env: dict[str, _Folded] = {}
         module_entries: list[Entry] = []
@@ -204,7 +207,6 @@ class _Reader:
         if any(isinstance(e.value, Scalar) and e.value.known for e in module_entries):
             root = Mapping(tuple(module_entries), self.index.span(self.path, 0, len(self.text)))
             self.candidates.insert(0, Candidate(name="", root=root, kind="module"))
-        del cst
 
     def _collect_suppressions(self) -> None:
         import libcst as cst
@@ -228,7 +230,7 @@ class _Reader:
 
     def scan_block(
         self,
-        body: Iterable[cst.BaseStatement] | Iterable[cst.BaseSmallStatement],
+        body: Iterable[cst.BaseStatement],
         env: dict[str, _Folded],
         scope: str,
         module_entries: list[Entry] | None = None,
@@ -403,11 +405,8 @@ class _Reader:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env.pop(star.name.value, None)
-        body = fn.body
-        if isinstance(body, cst.IndentedBlock):
-            self.scan_block(body.body, env, scope)
-        else:
-            self.scan_block(body.body, env, scope)
+        for block in _suite(fn.body):
+            self.scan_block(block, env, scope)
 
     # ---- candidates ------------------------------------------------------------------------
 
@@ -431,7 +430,7 @@ class _Reader:
                         element.key, cst.SimpleString | cst.ConcatenatedString
                     ):
                         key = _string_value(element.key)
-                        label = f'{base or "{…}"}[{_quote(key)}]'
+                        label = f"{base or '{…}'}[{_quote(key)}]"
                         self.collect(element.value, env, scope, label, depth + 1)
                 return
             node = self.node(expr, env, 0)
@@ -451,10 +450,10 @@ class _Reader:
                 self.add(Candidate(name=self.unique(label), root=node, kind=kind))
             return
         if isinstance(expr, cst.List | cst.Tuple | cst.Set):
-            for i, element in enumerate(expr.elements):
-                if isinstance(element, cst.Element):
-                    label = f"{base}[{i}]" if base is not None else None
-                    self.collect(element.value, env, scope, label, depth + 1)
+            for i, item in enumerate(expr.elements):
+                if isinstance(item, cst.Element):
+                    item_label = f"{base}[{i}]" if base is not None else None
+                    self.collect(item.value, env, scope, item_label, depth + 1)
             return
         if isinstance(expr, cst.Call):
             for arg in expr.args:
@@ -493,6 +492,11 @@ class _Reader:
             default = _wrapped_default(expr)
             if default is not None:
                 return self.node(default, env, depth + 1)
+            if _is_factory_field(expr):
+                factory = _factory_lambda_body(expr)
+                if factory is not None:
+                    return self.node(factory, env, depth + 1)
+                return self.scalar(expr, _UNKNOWN)
             if _is_config_like(expr):
                 return self.mapping_of_call(expr, env, depth)
             return self.scalar(expr, _UNKNOWN)
@@ -658,12 +662,32 @@ def _wrapped_default(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
+def _is_factory_field(call: cst.Call) -> bool:
+    """``field(default_factory=…)``: a dataclass default built at run time."""
+    return any(a.keyword is not None and a.keyword.value == "default_factory" for a in call.args)
+
+
+def _factory_lambda_body(call: cst.Call) -> cst.BaseExpression | None:
+    """The body of ``default_factory=lambda: {…}``, which is the default as written."""
+    import libcst as cst
+
+    for arg in call.args:
+        if (
+            arg.keyword is not None
+            and arg.keyword.value == "default_factory"
+            and isinstance(arg.value, cst.Lambda)
+            and not arg.value.params.params
+        ):
+            return arg.value.body
+    return None
+
+
 def _is_config_like(expr: cst.BaseExpression) -> bool:
     """A call with keyword arguments only, or a dict literal whose keys are all strings."""
     import libcst as cst
 
     if isinstance(expr, cst.Call):
-        if _wrapped_default(expr) is not None:
+        if _wrapped_default(expr) is not None or _is_factory_field(expr):
             return False
         has_keyword = False
         for arg in expr.args:
@@ -700,17 +724,25 @@ def _is_collection(literal: cst.Dict) -> bool:
     )
 
 
+def _suite(suite: cst.BaseSuite) -> list[Iterable[cst.BaseStatement]]:
+    """The statements of an indented block or of a one-line suite (``if x: a = 1``)."""
+    import libcst as cst
+
+    if isinstance(suite, cst.IndentedBlock):
+        return [suite.body]
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [[cst.SimpleStatementLine(body=suite.body)]]
+    return []
+
+
 def _blocks(stmt: cst.BaseStatement) -> list[Iterable[cst.BaseStatement]]:
     """The statement lists nested in a compound statement (if/for/while/with/try/match)."""
     import libcst as cst
 
     found: list[Iterable[cst.BaseStatement]] = []
 
-    def add(suite: object) -> None:
-        if isinstance(suite, cst.IndentedBlock):
-            found.append(suite.body)
-        elif isinstance(suite, cst.SimpleStatementSuite):
-            found.append([cst.SimpleStatementLine(body=suite.body)])
+    def add(suite: cst.BaseSuite) -> None:
+        found.extend(_suite(suite))
 
     if isinstance(stmt, cst.If):
         add(stmt.body)
@@ -824,15 +856,17 @@ def _binary(op: cst.BaseBinaryOp, left: object, right: object) -> object:
     import libcst as cst
 
     if isinstance(left, str) and isinstance(right, str):
-        return left + right if isinstance(op, cst.Add) else _NO_VALUE
+        if isinstance(op, cst.Add) and len(left) + len(right) <= _MAX_STRING:
+            return left + right
+        return _NO_VALUE
     if not (_is_number(left) and _is_number(right)):
         return _NO_VALUE
     assert isinstance(left, int | float) and isinstance(right, int | float)
     try:
         if isinstance(op, cst.Power):
-            if isinstance(right, int) and isinstance(left, int):
-                if right < 0 or right * max(abs(left), 2).bit_length() > _MAX_BITS:
-                    return _NO_VALUE if right >= 0 or left == 0 else float(left) ** right
+            big = isinstance(left, int) and isinstance(right, int) and right > 0
+            if big and right * max(abs(int(left)), 2).bit_length() > _MAX_BITS:
+                return _NO_VALUE
             result: object = left**right
         elif isinstance(op, cst.Add):
             result = left + right

@@ -1,0 +1,150 @@
+"""Step estimates, fix estimates, explain and the roofline plot."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from shapelint.lint.model import Dim, Fix, ModelConfig, Target, Value
+from shapelint.lint.source import Span
+from shapelint.perf.estimate import estimate_fix, op_time, step_time
+from shapelint.perf.explain import explain, render_explain_text
+from shapelint.perf.gemm import gemm_time
+from shapelint.perf.gpus import lookup
+from shapelint.perf.plot import MissingExtraError, plot_roofline
+from shapelint.perf.workload import Gemm
+
+SPAN = Span("config.json", 1, 1, 1, 2, 0, 1)
+
+
+def config(gated: bool | None = False, **dims: int) -> ModelConfig:
+    return ModelConfig(
+        name="test",
+        path="config.json",
+        dialect="test",
+        dims={Dim(k): Value(v, k, SPAN) for k, v in dims.items()},
+        gated_mlp=gated,
+    )
+
+
+GPT2 = dict(hidden=768, heads=12, layers=12, vocab=50257)
+H100 = lookup("h100")
+
+
+def pad_vocab(v: int) -> Fix:
+    return Fix("pad vocab", "safe", (), ((Dim.VOCAB, v),))
+
+
+@pytest.mark.parametrize("gpu", ["h100", "a100", "4090", "mi300x"])
+def test_padding_gpt2_vocab_is_a_real_slowdown(gpu: str) -> None:
+    target = Target(gpu=lookup(gpu), micro_batch=12, seq_len=1024)
+    est = estimate_fix(config(**GPT2), target, pad_vocab(50304))
+    assert est is not None
+    assert est.gpu == lookup(gpu).name
+    assert est.slowdown_pct > 5
+    assert est.step_time_s > est.fixed_step_time_s
+    assert est.slowdown_pct == pytest.approx(
+        (est.step_time_s / est.fixed_step_time_s - 1) * 100
+    )
+
+
+def test_noop_fix_is_none_or_zero() -> None:
+    target = Target(gpu=H100)
+    assert estimate_fix(config(**GPT2), target, pad_vocab(50257)) is None
+    assert estimate_fix(config(**GPT2), target, Fix("x", "safe", ())) is None
+    # A fix that changes a dim the model ignores costs nothing.
+    est = estimate_fix(
+        config(**GPT2), target, Fix("x", "safe", (), ((Dim.GLOBAL_BATCH, 512),))
+    )
+    assert est is not None and est.slowdown_pct == pytest.approx(0.0, abs=1e-9)
+
+
+def test_empty_workload_gives_no_estimate() -> None:
+    cfg = config(hidden=768, heads=12)
+    assert estimate_fix(cfg, Target(gpu=H100), pad_vocab(50304)) is None
+    assert step_time(cfg, Target(gpu=H100)).total_s == 0
+
+
+def test_step_time_sums_gemms_and_mfu_is_sane() -> None:
+    cfg = config(True, hidden=4096, heads=32, layers=32, ffn=11008, vocab=32000)
+    step = step_time(cfg, Target(gpu=H100, micro_batch=1, seq_len=4096))
+    assert step.total_s == pytest.approx(sum(e.time.time_s * e.gemm.count for e in step.gemms))
+    assert 0.3 < step.mfu < H100.achievable_fraction["bf16"]
+    # 6·params·tokens plus attention: the model's FLOPs are in that ballpark.
+    params = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008) + 4096 * 32000
+    assert step.flops == pytest.approx(6 * params * 4096, rel=0.2)
+    decode = step_time(cfg, Target(gpu=H100, micro_batch=1, seq_len=4096, mode="decode"))
+    assert all(e.time.bound == "memory" for e in decode.gemms)
+
+
+def test_head_dim_padding_costs_time() -> None:
+    # Flash attention pays for head dim 96 at 80 and 128 at 100.
+    at80 = op_time(Gemm("attention", "fwd", 4096, 4096, 96, 32, kind="flash", head_dim=80), H100)
+    at96 = op_time(Gemm("attention", "fwd", 4096, 4096, 96, 32, kind="flash", head_dim=96), H100)
+    assert at80.time_s == pytest.approx(at96.time_s)
+    assert at80.tflops < at96.tflops
+    assert at80.lost_tiles_s > at96.lost_tiles_s
+    plain = gemm_time(4096, 4096, 96, gpu=H100, dtype="bf16", batch=32)
+    assert at96.compute_s == pytest.approx(plain.compute_s, rel=0.5)
+
+
+REQUIRED_GEMM_KEYS = {
+    "name",
+    "pass",
+    "m",
+    "n",
+    "k",
+    "batch",
+    "count",
+    "flops",
+    "bytes",
+    "intensity",
+    "time_s",
+    "tflops",
+    "bound",
+}
+
+
+def test_explain_json_and_text() -> None:
+    cfg = config(True, hidden=4096, heads=32, layers=32, ffn=11008, vocab=32001)
+    data = explain(cfg, Target(gpu=H100, micro_batch=1, seq_len=2048))
+    json.dumps(data)  # JSON-ready
+    assert {"gpu", "dtype", "mode", "step_time_s", "mfu", "gemms"} <= set(data)
+    assert data["gpu"] == "H100-SXM"
+    for g in data["gemms"]:
+        assert REQUIRED_GEMM_KEYS <= set(g)
+        assert 0 <= g["lost_tiles"] + g["lost_waves"] + g["lost_alignment"] <= 1
+    total = sum(g["time_s"] * g["count"] for g in data["gemms"])
+    assert total == pytest.approx(data["step_time_s"])
+    logits = next(g for g in data["gemms"] if g["name"] == "logits" and g["pass"] == "fwd")
+    assert logits["lost_alignment"] > 0.3  # odd vocab
+    text = render_explain_text(data)
+    for needle in ("H100-SXM", "logits", "qkv", "FLOP/B", "ridge", "step time", "MFU", "compute"):
+        assert needle in text
+    assert str(logits["n"]) in text
+
+
+def test_explain_empty_config() -> None:
+    data = explain(config(hidden=10), Target(gpu=H100))
+    assert data["gemms"] == [] and data["step_time_s"] == 0
+    assert "no GEMMs" in render_explain_text(data)
+
+
+def test_plot_without_matplotlib_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    data = explain(config(**GPT2), Target(gpu=H100))
+    with pytest.raises(MissingExtraError, match=r"pip install 'shapelint\[plot\]'"):
+        plot_roofline(data, tmp_path / "roofline.png")
+
+
+def test_plot_draws_when_matplotlib_is_installed(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    data = explain(config(**GPT2), Target(gpu=H100))
+    out = tmp_path / "roofline.png"
+    plot_roofline(data, out)
+    assert out.stat().st_size > 0
