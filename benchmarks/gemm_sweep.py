@@ -22,12 +22,13 @@ CSV columns (one row per timed op):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TextIO
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 FIELDS = ["kind", "b", "m", "n", "k", "dtype", "time_s", "tflops", "device", "torch"]
@@ -56,7 +57,7 @@ def sdpa_shapes(quick: bool) -> Iterator[tuple[int, int, int, int]]:
         yield 1, 2, 64, 80
         return
     for d in (64, 80, 96, 128, 132):
-        yield 4, 4096 // d * 0 + 32, 2048, d
+        yield 4, 32, 2048, d
 
 
 def _timer(torch: Any, device: str, fn: Callable[[], object], reps: int) -> float:
@@ -74,29 +75,11 @@ def _timer(torch: Any, device: str, fn: Callable[[], object], reps: int) -> floa
     return statistics.median(times)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="-", help="CSV path ('-' for stdout)")
-    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
-    parser.add_argument("--dtype", default="bf16", choices=list(DTYPES))
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (plumbing check)")
-    parser.add_argument("--reps", type=int, default=20)
-    args = parser.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("gemm_sweep needs torch (pip install torch)", file=sys.stderr)
-        return 2
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print("no CUDA device; use --device cpu --quick to check the plumbing", file=sys.stderr)
-        return 2
-    dtype = getattr(torch, DTYPES[args.dtype] if args.device == "cuda" else "float32")
-    dname = args.dtype if args.device == "cuda" else "fp32"
-    device_name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
-    out = sys.stdout if args.out == "-" else open(args.out, "w", newline="", encoding="utf-8")
+def _sweep(
+    torch: Any, args: argparse.Namespace, dtype: Any, common: dict[str, str], out: TextIO
+) -> None:
     writer = csv.DictWriter(out, fieldnames=FIELDS)
     writer.writeheader()
-    common = {"dtype": dname, "device": device_name, "torch": torch.__version__}
     for b, m, n, k in gemm_shapes(args.quick):
         x = torch.randn(b, m, k, device=args.device, dtype=dtype)
         w = torch.randn(n, k, device=args.device, dtype=dtype)
@@ -126,8 +109,38 @@ def main(argv: list[str] | None = None) -> int:
                 **common,
             }
         )
-    if out is not sys.stdout:
-        out.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="-", help="CSV path ('-' for stdout)")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--dtype", default="bf16", choices=list(DTYPES))
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (plumbing check)")
+    parser.add_argument("--reps", type=int, default=20)
+    args = parser.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("gemm_sweep needs torch (pip install torch)", file=sys.stderr)
+        return 2
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("no CUDA device; use --device cpu --quick to check the plumbing", file=sys.stderr)
+        return 2
+    dtype = getattr(torch, DTYPES[args.dtype] if args.device == "cuda" else "float32")
+    dname = args.dtype if args.device == "cuda" else "fp32"
+    device_name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+    with contextlib.ExitStack() as stack:
+        out: TextIO = sys.stdout
+        if args.out != "-":
+            out = stack.enter_context(open(args.out, "w", newline="", encoding="utf-8"))
+        _sweep(
+            torch,
+            args,
+            dtype,
+            {"dtype": dname, "device": device_name, "torch": torch.__version__},
+            out,
+        )
     return 0
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shapelint.perf.estimate import op_time  # noqa: E402
-from shapelint.perf.gpus import lookup  # noqa: E402
-from shapelint.perf.workload import Gemm, flash_head_dim  # noqa: E402
+from shapelint.perf.estimate import op_time
+from shapelint.perf.gpus import lookup
+from shapelint.perf.workload import Gemm, flash_head_dim
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ def corpus() -> Path:
     """The corpus folder, or skip with the reason."""
     path = corpus_dir()
     if path is None:
-        pytest.skip("shared corpus not found (set SHAPELINT_CORPUS or place it at ../shared/corpus)")
+        pytest.skip(
+            "shared corpus not found (set SHAPELINT_CORPUS or place it at ../shared/corpus)"
+        )
     return path
 
 

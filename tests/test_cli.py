@@ -53,21 +53,42 @@ def test_json_contract(tree: Path) -> None:
     assert data["version"] == 1
     (f,) = data["findings"]
     assert set(f) == {
-        "code", "name", "severity", "path", "line", "column", "end_line", "end_column",
-        "config", "key", "value", "message", "estimates", "fix",
+        "code",
+        "name",
+        "severity",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "config",
+        "key",
+        "value",
+        "message",
+        "estimates",
+        "fix",
     }
     assert (f["code"], f["key"], f["value"], f["line"], f["column"], f["end_column"]) == (
-        "SL101", "vocab_size", 50257, 5, 17, 22,
+        "SL101",
+        "vocab_size",
+        50257,
+        5,
+        17,
+        22,
     )
     assert [e["gpu"] for e in f["estimates"]] == ["A100-SXM-80GB", "H100-SXM"]
     for e in f["estimates"]:
         assert e["slowdown_pct"] > 0
         assert e["step_time_s"] > e["fixed_step_time_s"] > 0
     assert f["fix"]["applicability"] == "safe"
-    assert f["fix"]["edits"] == [{"key": "vocab_size", "old": 50257, "new": 50304, "line": 5, "column": 17}]
+    assert f["fix"]["edits"] == [
+        {"key": "vocab_size", "old": 50257, "new": 50304, "line": 5, "column": 17}
+    ]
     names = sorted(c["path"] for c in data["configs"])
     assert len(names) == 2
-    gpt2 = next(c for c in data["configs"] if c["path"].endswith(os.path.join("gpt2", "config.json")))
+    gpt2 = next(
+        c for c in data["configs"] if c["path"].endswith(os.path.join("gpt2", "config.json"))
+    )
     assert gpt2["dims"]["ffn"] == 3072 and gpt2["dims"]["head_dim"] == 64
     assert gpt2["dialect"] == "hf"
 
@@ -152,5 +173,10 @@ def test_real_subprocess(tree: Path) -> None:
     )
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["findings"][0]["code"] == "SL101"
-    proc = subprocess.run([sys.executable, "-m", "shapelint", "--version"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "shapelint", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("shapelint ")

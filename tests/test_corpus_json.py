@@ -23,11 +23,24 @@ EXPECTED: dict[str, tuple[str, dict[Dim, int]]] = {
     ),
     NEURON + "mixtral/mixtral_pretrain/configs/8x7b_config.json": (
         "",
-        {Dim.HIDDEN: 4096, Dim.EXPERTS: 8, Dim.EXPERTS_PER_TOKEN: 2, Dim.MOE_FFN: 14336, Dim.KV_HEADS: 32},
+        {
+            Dim.HIDDEN: 4096,
+            Dim.EXPERTS: 8,
+            Dim.EXPERTS_PER_TOKEN: 2,
+            Dim.MOE_FFN: 14336,
+            Dim.KV_HEADS: 32,
+        },
     ),
     "deepseek-v3/inference/configs/config_671B.json": (
         "",
-        {Dim.HIDDEN: 7168, Dim.HEADS: 128, Dim.HEAD_DIM: 192, Dim.V_HEAD_DIM: 128, Dim.MOE_FFN: 2048, Dim.EXPERTS: 256},
+        {
+            Dim.HIDDEN: 7168,
+            Dim.HEADS: 128,
+            Dim.HEAD_DIM: 192,
+            Dim.V_HEAD_DIM: 128,
+            Dim.MOE_FFN: 2048,
+            Dim.EXPERTS: 256,
+        },
     ),
     EXECUTORCH + "Llama-3.2-1B-Instruct/config.json": (
         "",
@@ -35,7 +48,14 @@ EXPECTED: dict[str, tuple[str, dict[Dim, int]]] = {
     ),
     EXECUTORCH + "Qwen2-7B-Instruct/config.json": (
         "",
-        {Dim.HIDDEN: 3584, Dim.HEADS: 28, Dim.KV_HEADS: 4, Dim.FFN: 18944, Dim.VOCAB: 152064, Dim.HEAD_DIM: 128},
+        {
+            Dim.HIDDEN: 3584,
+            Dim.HEADS: 28,
+            Dim.KV_HEADS: 4,
+            Dim.FFN: 18944,
+            Dim.VOCAB: 152064,
+            Dim.HEAD_DIM: 128,
+        },
     ),
     EXECUTORCH + "gemma2_2b_it/config.json": (
         "",
@@ -74,14 +94,16 @@ def corpus_result(request: pytest.FixtureRequest):  # type: ignore[no-untyped-de
 
     root = corpus_dir()
     if root is None:
-        pytest.skip("shared corpus not found (set SHAPELINT_CORPUS or place it at ../shared/corpus)")
+        pytest.skip(
+            "shared corpus not found (set SHAPELINT_CORPUS or place it at ../shared/corpus)"
+        )
     files = sorted(str(p) for p in root.rglob("*.json"))
     options = LintOptions(gpus=(lookup("H100-SXM"),))
     return root, files, lint_paths(files, options)
 
 
 def test_no_crash_and_no_sl000_on_valid_json(corpus_result) -> None:  # type: ignore[no-untyped-def]
-    root, files, result = corpus_result
+    _root, files, result = corpus_result
     assert result.errors == []
     assert len(result.files) == len(files)
     for r in result.files:

@@ -50,7 +50,9 @@ def test_llama2_7b() -> None:
 
 
 def test_gpt2_n_inner_null_means_four_hidden() -> None:
-    (c,) = configs_of('{"n_embd": 768, "n_head": 12, "n_layer": 12, "n_inner": null, "vocab_size": 50257}')
+    (c,) = configs_of(
+        '{"n_embd": 768, "n_head": 12, "n_layer": 12, "n_inner": null, "vocab_size": 50257}'
+    )
     assert c.int(Dim.FFN) == 3072 and c.dims[Dim.FFN].derived
     assert c.gated_mlp is False and not c.pretrained
 
@@ -58,7 +60,9 @@ def test_gpt2_n_inner_null_means_four_hidden() -> None:
 def test_multi_query_and_falcon_kv() -> None:
     (c,) = configs_of('{"hidden_size": 4544, "n_head": 71, "multi_query": true, "n_layer": 32}')
     assert c.int(Dim.KV_HEADS) == 1
-    (c,) = configs_of('{"hidden_size": 8192, "num_attention_heads": 128, "num_kv_heads": 8, "num_hidden_layers": 60}')
+    (c,) = configs_of(
+        '{"hidden_size": 8192, "num_attention_heads": 128, "num_kv_heads": 8, "num_hidden_layers": 60}'
+    )
     assert c.int(Dim.KV_HEADS) == 8
 
 
@@ -78,8 +82,17 @@ def test_nested_sub_configs_have_dotted_keys() -> None:
     text = json.dumps(
         {
             "architectures": ["LlavaForConditionalGeneration"],
-            "text_config": {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 32064},
-            "vision_config": {"hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24},
+            "text_config": {
+                "hidden_size": 4096,
+                "num_attention_heads": 32,
+                "num_hidden_layers": 32,
+                "vocab_size": 32064,
+            },
+            "vision_config": {
+                "hidden_size": 1024,
+                "num_attention_heads": 16,
+                "num_hidden_layers": 24,
+            },
         }
     )
     configs = configs_of(text)
@@ -114,12 +127,16 @@ def test_not_a_model_config() -> None:
 def test_weights_beside_config_mark_it_pretrained(tmp_path: Path) -> None:
     (tmp_path / "model.safetensors").write_bytes(b"")
     path = str(tmp_path / "config.json")
-    (c,) = configs_of('{"hidden_size": 64, "num_attention_heads": 2, "num_hidden_layers": 2}', path=path)
+    (c,) = configs_of(
+        '{"hidden_size": 64, "num_attention_heads": 2, "num_hidden_layers": 2}', path=path
+    )
     assert c.pretrained
 
 
 def test_llama_params_json_ffn_formula() -> None:
-    (c,) = configs_of('{"dim": 4096, "multiple_of": 256, "n_heads": 32, "n_layers": 32, "norm_eps": 1e-05, "vocab_size": -1}')
+    (c,) = configs_of(
+        '{"dim": 4096, "multiple_of": 256, "n_heads": 32, "n_layers": 32, "norm_eps": 1e-05, "vocab_size": -1}'
+    )
     assert c.dialect == "llama-params"
     assert c.int(Dim.FFN) == 11008 and c.dims[Dim.FFN].derived
     assert Dim.VOCAB not in c.dims  # -1: taken from the tokenizer
@@ -137,4 +154,9 @@ def test_deepseek_inference_config() -> None:
         ' "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "dtype": "fp8"}'
     )
     (c,) = configs_of(text)
-    assert (c.int(Dim.HEAD_DIM), c.int(Dim.FFN), c.int(Dim.MOE_FFN), c.int(Dim.EXPERTS)) == (192, 18432, 2048, 256)
+    assert (c.int(Dim.HEAD_DIM), c.int(Dim.FFN), c.int(Dim.MOE_FFN), c.int(Dim.EXPERTS)) == (
+        192,
+        18432,
+        2048,
+        256,
+    )

@@ -103,6 +103,10 @@ class Mapping:
         """Iterate over entry keys in file order (duplicates included)."""
         return (entry.key for entry in self.entries)
 
+    def __iter__(self) -> Iterator[str]:
+        """Iterate over entry keys, as a dict does."""
+        return self.keys()
+
 
 @dataclass(frozen=True)
 class Sequence:

@@ -91,7 +91,9 @@ class RuleModule(Protocol):
     def check(self, config: ModelConfig, target: Target) -> Iterator[Finding]: ...
 
 
-def applicability(config: ModelConfig, values: Iterable[Value], architecture: bool) -> Applicability:
+def applicability(
+    config: ModelConfig, values: Iterable[Value], architecture: bool
+) -> Applicability:
     """``unsafe`` when a fix changes the architecture, touches a config with trained weights,
     a YAML value shared through an alias, or a value computed by an expression."""
     if architecture or config.pretrained:
@@ -133,7 +135,17 @@ def describe(value: Value) -> str:
         return f"{value.formula} = {value.value}"
     return f"{value.key} ({value.value})"
 
-__all__ = ["Example", "Rule", "RuleModule", "applicability", "describe", "make_fix", "pow2_factor", "round_up"]
+
+__all__ = [
+    "Example",
+    "Rule",
+    "RuleModule",
+    "applicability",
+    "describe",
+    "make_fix",
+    "pow2_factor",
+    "round_up",
+]
 
 
 def consistent_dims(config: ModelConfig, changes: dict[Dim, int]) -> dict[Dim, int]:
@@ -146,13 +158,17 @@ def consistent_dims(config: ModelConfig, changes: dict[Dim, int]) -> dict[Dim, i
     h = out.get(Dim.HIDDEN, config.int(Dim.HIDDEN))
     a = out.get(Dim.HEADS, config.int(Dim.HEADS))
     head_dim, kv, ffn = config.get(Dim.HEAD_DIM), config.get(Dim.KV_HEADS), config.get(Dim.FFN)
-    if head_dim is not None and head_dim.derived and h and a and Dim.HEAD_DIM not in out:
-        if head_dim.formula == "hidden / heads" and h % a == 0:
-            out[Dim.HEAD_DIM] = h // a
-    if kv is not None and kv.derived and Dim.HEADS in out and Dim.KV_HEADS not in out:
-        if kv.formula.startswith("= heads"):
-            out[Dim.KV_HEADS] = out[Dim.HEADS]
-    if ffn is not None and ffn.derived and Dim.HIDDEN in out and Dim.FFN not in out:
-        if ffn.formula.startswith("4 × hidden"):
-            out[Dim.FFN] = 4 * out[Dim.HIDDEN]
+    if (
+        head_dim is not None
+        and head_dim.formula == "hidden / heads"
+        and h
+        and a
+        and h % a == 0
+        and Dim.HEAD_DIM not in out
+    ):
+        out[Dim.HEAD_DIM] = h // a
+    if kv is not None and kv.formula.startswith("= heads") and Dim.HEADS in out:
+        out.setdefault(Dim.KV_HEADS, out[Dim.HEADS])
+    if ffn is not None and ffn.formula.startswith("4 × hidden") and Dim.HIDDEN in out:
+        out.setdefault(Dim.FFN, 4 * out[Dim.HIDDEN])
     return out

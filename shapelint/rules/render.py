@@ -19,7 +19,10 @@ def _target(example: Example) -> str:
 
 def _example_md(example: Example, index: int) -> str:
     label = "Valid" if example.valid else "Reported"
-    lines = [f"**{label} example {index}**{_target(example)}" + (f" — {example.note}" if example.note else "")]
+    lines = [
+        f"**{label} example {index}**{_target(example)}"
+        + (f" — {example.note}" if example.note else "")
+    ]
     lines += ["", f"```{example.format}", example.text.rstrip("\n"), "```"]
     if example.fixed is not None:
         lines += ["", "Fixed:", "", f"```{example.format}", example.fixed.rstrip("\n"), "```"]
@@ -78,7 +81,8 @@ def render_all() -> str:
     for code, module in sorted(REGISTRY.items()):
         r = module.RULE
         fixable = "yes" if any(e.fixed is not None for e in module.EXAMPLES) else "no"
-        head.append(f"| [{code}](#{code.lower()}-{r.name}) | `{r.name}` | {r.severity} | {fixable} | {r.summary} |")
+        link = f"[{code}](#{code.lower()}-{r.name})"
+        head.append(f"| {link} | `{r.name}` | {r.severity} | {fixable} | {r.summary} |")
     body = [render_rule(m, markdown=True) for _, m in sorted(REGISTRY.items())]
     return "\n".join(head) + "\n\n" + "\n".join(body).rstrip("\n") + "\n"
 

@@ -24,4 +24,3 @@ EXAMPLES = [
     Example('{"hidden_size": 4096, "num_attention_heads": 32}\n', valid=True),
     Example('{"hidden_size": 4096, "num_attention_heads": 32,}\n', valid=False),
 ]
-

@@ -24,6 +24,9 @@ RULE = Rule(
 EXAMPLES = [
     Example('{"hidden_size": 4096, "num_attention_heads": 32}\n', valid=True),
     Example('{"hidden_size": 4096, "num_attention_heads": 32, "hidden_size": 4096}\n', valid=False),
-    Example("hidden_size: 4096\nnum_attention_heads: 32\nhidden_size: 5120\n", valid=False, format="yaml"),
+    Example(
+        "hidden_size: 4096\nnum_attention_heads: 32\nhidden_size: 5120\n",
+        valid=False,
+        format="yaml",
+    ),
 ]
-

@@ -28,4 +28,3 @@ EXAMPLES = [
         format="yaml",
     ),
 ]
-

@@ -29,4 +29,3 @@ EXAMPLES = [
     Example("base: &base {hidden_size: 4096}\nmodel: *base\n", valid=True, format="yaml"),
     Example(_LAUGHS, valid=False, format="yaml"),
 ]
-

@@ -91,6 +91,8 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
             f"pad {vocab.key} from {v} to {padded}",
             [(vocab, padded)],
             architecture=False,
-            dims=[(Dim.PADDED_VOCAB if vocab is config.get(Dim.PADDED_VOCAB) else Dim.VOCAB, padded)],
+            dims=[
+                (Dim.PADDED_VOCAB if vocab is config.get(Dim.PADDED_VOCAB) else Dim.VOCAB, padded)
+            ],
         )
     yield RULE.finding(config, vocab, message, fix=fix)

@@ -82,7 +82,11 @@ def _heads_for(h: int, a: int, kv: int | None, t: int) -> int | None:
 
 
 def _fix(config: ModelConfig, target: Target) -> Fix | None:
-    head_dim, heads, hidden = config.get(Dim.HEAD_DIM), config.get(Dim.HEADS), config.get(Dim.HIDDEN)
+    head_dim, heads, hidden = (
+        config.get(Dim.HEAD_DIM),
+        config.get(Dim.HEADS),
+        config.get(Dim.HIDDEN),
+    )
     d, a, h = config.int(Dim.HEAD_DIM), config.int(Dim.HEADS), config.int(Dim.HIDDEN)
     kv = config.get(Dim.KV_HEADS)
     g = None if kv is None or kv.derived else config.int(Dim.KV_HEADS)
@@ -134,4 +138,6 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         f"head dim {describe(head_dim)} has largest power-of-two factor {pow2_factor(d)}; "
         f"attention GEMMs run best when it is a multiple of {MULTIPLE}"
     )
-    yield RULE.finding(config, head_dim, message, related=head_dim.derived_from, fix=_fix(config, target))
+    yield RULE.finding(
+        config, head_dim, message, related=head_dim.derived_from, fix=_fix(config, target)
+    )

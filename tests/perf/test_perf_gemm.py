@@ -10,6 +10,7 @@ Sources:
 from __future__ import annotations
 
 import csv
+import itertools
 import statistics
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def test_tile_quantization_step_from_128_to_136() -> None:
     # Free to choose a tile, the model still pays for the step and never gets faster with N.
     best = [gemm_time(27648, n, 4096, gpu=A100, dtype="fp16").time_s for n in range(128, 257, 8)]
     assert best[1] > 1.3 * best[0]
-    assert all(b >= a for a, b in zip(best, best[1:], strict=False))
+    assert all(b >= a for a, b in itertools.pairwise(best))
 
 
 # --- NVIDIA guide: wave quantization (A100, M = 2304, K = 4096) -----------------------------
@@ -70,8 +71,7 @@ def test_wave_quantization_peaks_at_whole_waves(n: int) -> None:
     assert at.wave_efficiency == 1.0
     best_at = gemm_time(2304, n, 4096, gpu=A100, dtype="fp16").tflops
     near = [
-        gemm_time(2304, x, 4096, gpu=A100, dtype="fp16").tflops
-        for x in range(n - 512, n + 513, 64)
+        gemm_time(2304, x, 4096, gpu=A100, dtype="fp16").tflops for x in range(n - 512, n + 513, 64)
     ]
     assert best_at == pytest.approx(max(near))  # a local throughput peak
     just_past = gemm_time(2304, n + 64, 4096, gpu=A100, dtype="fp16").tflops

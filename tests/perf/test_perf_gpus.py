@@ -18,10 +18,26 @@ from shapelint.perf.gpus import (
     validate,
 )
 
-REQUIRED = (
-    "V100-SXM2 A100-SXM-40GB A100-SXM-80GB A100-PCIe A10 A10G L4 L40S H100-SXM H100-PCIe "
-    "H100-NVL H200 B200 GB200 RTX-3090 RTX-4090 MI250X MI300X"
-).split()
+REQUIRED = [
+    "V100-SXM2",
+    "A100-SXM-40GB",
+    "A100-SXM-80GB",
+    "A100-PCIe",
+    "A10",
+    "A10G",
+    "L4",
+    "L40S",
+    "H100-SXM",
+    "H100-PCIe",
+    "H100-NVL",
+    "H200",
+    "B200",
+    "GB200",
+    "RTX-3090",
+    "RTX-4090",
+    "MI250X",
+    "MI300X",
+]
 
 
 def test_builtin_table_passes_the_schema() -> None:
@@ -212,7 +228,9 @@ def test_unreadable_and_unparsable_user_files(tmp_path: Path) -> None:
 
 def test_duplicate_alias_in_one_file(tmp_path: Path) -> None:
     path = tmp_path / "dup.yaml"
-    path.write_text(GOOD_USER.replace("    source: [a, b]", "    aliases: [lab-gpu]\n    source: [a]"))
+    path.write_text(
+        GOOD_USER.replace("    source: [a, b]", "    aliases: [lab-gpu]\n    source: [a]")
+    )
     with pytest.raises(GPUTableError, match="also used by"):
         load_table(path)
 

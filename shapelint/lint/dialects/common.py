@@ -8,9 +8,10 @@ nested mappings.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shapelint.lint.model import Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Mapping, Node, Scalar
@@ -159,3 +160,106 @@ class Builder:
 def looks_like_model(dims: AbcMapping[Dim, Value]) -> bool:
     """True when the dims describe a transformer: a width and at least heads or layers."""
     return Dim.HIDDEN in dims and (Dim.HEADS in dims or Dim.LAYERS in dims)
+
+
+# --- Training-config helpers (NeoX, Megatron, NeMo, OLMo, llm-foundry, nanotron, axolotl,
+# --- DeepSpeed, torchtitan): references, "auto", dtypes, batch-only configs.
+
+# Dims a training config can state without stating a model shape.
+BATCH_DIMS = frozenset({Dim.MICRO_BATCH, Dim.GLOBAL_BATCH, Dim.GRAD_ACCUM, Dim.TP, Dim.SEQ_LEN})
+
+_REFERENCE = re.compile(r"\$\{([^${}]*)\}")
+
+_DTYPE_NAMES: dict[str, str] = {
+    **dict.fromkeys(
+        ("bf16", "bfloat16", "torch.bfloat16", "amp_bf16", "bf16-mixed", "bf16-true", "bf16_mixed"),
+        "bf16",
+    ),
+    **dict.fromkeys(
+        ("fp16", "float16", "half", "torch.float16", "16", "amp_fp16", "16-mixed", "fp16-mixed"),
+        "fp16",
+    ),
+    **dict.fromkeys(("fp32", "float32", "float", "torch.float32", "32", "32-true", "full"), "fp32"),
+    **dict.fromkeys(("fp8", "amp_fp8", "float8"), "fp8"),
+}
+
+
+def dtype_name(raw: object) -> str | None:
+    """The canonical dtype (bf16, fp16, fp32, fp8) a precision setting names, or None."""
+    if isinstance(raw, bool) or not isinstance(raw, str | int):
+        return None
+    return _DTYPE_NAMES.get(str(raw).strip().lower())
+
+
+def dtype_value(value: Value | None) -> Value | None:
+    """``value`` as a canonical dtype: itself when already canonical, else derived from it."""
+    if value is None or not value.known:
+        return None
+    name = dtype_name(value.value)
+    if name is None:
+        return None
+    if name == value.value:
+        return value
+    return derived(name, (value,), f"{value.key}: {value.value} → {name}")
+
+
+def set_dtype_from_flags(b: Builder, flags: AbcMapping[str, tuple[str, ...]]) -> None:
+    """Set DTYPE from boolean switches (``bf16: true``, ``fp16.enabled: true``)."""
+    for name, keys in flags.items():
+        flag = b.lookup(*keys)
+        if flag is not None and flag.value is True:
+            b.set(Dim.DTYPE, derived(name, (flag,), f"{flag.key}: true"))
+
+
+def _reference_target(candidate: Candidate, key: str, ref: str) -> Value | None:
+    """The value an OmegaConf reference (``a.b`` or relative ``.b``) written at ``key`` names."""
+    prefix = candidate.key_prefix
+    local = key[len(prefix) + 1 :] if prefix and key.startswith(prefix + ".") else key
+    name = ref.lstrip(".")
+    dots = len(ref) - len(name)
+    if dots:
+        parts = local.split(".")[:-1]  # the mapping that holds ``key``
+        up = dots - 1
+        if up > len(parts) or not name:
+            return None
+        name = ".".join([*parts[: len(parts) - up], name])
+    hit = resolve(candidate.root, name, prefix)
+    return scalar_value(hit[1], hit[0]) if hit is not None else None
+
+
+def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
+    """Resolve ``${a.b}`` references to the node they name (marked shared: editing it
+    changes every key that refers to it); values that cannot be known statically — ``auto``,
+    resolver calls (``${oc.env:X}``), references outside the file — become unknown."""
+    raw = value.value
+    if not isinstance(raw, str) or value.derived or not value.known:
+        return value
+    text = raw.strip()
+    if text.lower() == "auto":
+        return replace(value, known=False)
+    if "${" not in text:
+        return value
+    m = _REFERENCE.fullmatch(text)
+    if m is None or ":" in m.group(1) or depth > 8:
+        return replace(value, known=False)
+    target = _reference_target(candidate, value.key, m.group(1).strip())
+    if target is None:
+        return replace(value, known=False)
+    return settle(candidate, replace(target, shared=True), depth + 1)
+
+
+def settle_dims(b: Builder) -> None:
+    """Apply the user's keys, then `settle` every dim taken so far (before derivations)."""
+    b.apply_user_keys()
+    for dim, value in list(b.dims.items()):
+        b.dims[dim] = settle(b.candidate, value)
+
+
+def training_config(b: Builder) -> list[ModelConfig]:
+    """Build ``b``: a model config, or one with batch/parallel dims only (shape elsewhere)."""
+    config = b.build()
+    if looks_like_model(config.dims):
+        return [config]
+    if any(dim in config.dims for dim in BATCH_DIMS):
+        return [replace(config, shape_from_elsewhere=True)]
+    return []

@@ -160,10 +160,9 @@ def _extract(
 ) -> Iterator[ModelConfig]:
     root = candidate.root
     if pretrained is None:
-        pretrained = (
-            any(k in ("architectures", "_name_or_path") for k in root.keys())
-            or weights_beside(doc.path)
-        )
+        pretrained = any(
+            k in ("architectures", "_name_or_path") for k in root
+        ) or weights_beside(doc.path)
     stacks = [""]
     if root.get("encoder_attention_heads") is not None and root.get("decoder_attention_heads"):
         stacks = ["encoder", "decoder"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # untyped in typeshed
 
 from shapelint.lint.source import (
     Candidate,
@@ -155,7 +155,9 @@ def parse_json(path: str, text: str) -> Document:
         doc.problems.append(Problem("SL000", f"invalid JSON: {exc.msg}", span))
         return doc
     except RecursionError:
-        doc.problems.append(Problem("SL000", "invalid JSON: nesting too deep", index.span(path, 0, 0)))
+        doc.problems.append(
+            Problem("SL000", "invalid JSON: nesting too deep", index.span(path, 0, 0))
+        )
         return doc
     parser = _Parser(text, path)
     try:

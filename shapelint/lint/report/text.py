@@ -1,4 +1,7 @@
-"""Human-readable report: ``path:line:col: CODE message [+X% step time on GPU] (fix: old → new)``."""
+"""Human-readable report.
+
+One line per finding: ``path:line:col: CODE message [+X% step time on GPU] (fix: old → new)``.
+"""
 
 from __future__ import annotations
 
@@ -56,7 +59,9 @@ def summary(result: LintResult, ctx: ReportContext) -> str:
     if not findings:
         return f"All checks passed ({configs} configs in {files} files)."
     by = Counter(f.severity for f in findings)
-    counts = ", ".join(f"{by[s]} {s}{'s' if by[s] != 1 else ''}" for s in ("error", "warning", "info") if by[s])
+    counts = ", ".join(
+        f"{by[s]} {s}{'s' if by[s] != 1 else ''}" for s in ("error", "warning", "info") if by[s]
+    )
     noun = "problem" if len(findings) == 1 else "problems"
     text = f"Found {len(findings)} {noun} ({counts}) in {configs} configs in {files} files."
     safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe")

@@ -1,0 +1,124 @@
+"""NeMo-style training configs (NeMo 1 Hydra YAML, AWS neuronx-distributed-training confs, and
+NeMo 2 ``model.config.*`` overrides).
+
+Detected by a ``model`` mapping holding NeMo's Megatron keys (``encoder_seq_length``,
+``ffn_hidden_size``, ``num_query_groups``, ``tensor_model_parallel_size``,
+``make_vocab_size_divisible_by``, ``micro_batch_size``, ``global_batch_size``, or a
+``model.config`` mapping with ``hidden_size``), or by ``trainer`` / ``distributed_strategy``
+next to ``model.hidden_size``.
+
+Keys: ``model[.config].hidden_size``, ``ffn_hidden_size``, ``num_attention_heads``,
+``num_query_groups`` (neuronx: ``num_kv_heads``), ``kv_channels``, ``num_layers``,
+``model.encoder_seq_length`` (else ``data.seq_length`` / ``model.data.seq_length`` /
+``max_position_embeddings``), ``model.micro_batch_size`` or ``data.micro_batch_size``,
+``model.global_batch_size`` or ``data.global_batch_size``, ``tensor_model_parallel_size`` under
+``model``, ``distributed_strategy`` or ``trainer.strategy``, ``model.make_vocab_size_divisible_by``
+(the vocab knob), ``trainer.precision``, ``model.activation`` (swiglu, geglu, reglu and their
+``fast-`` variants are gated; NeMo 2: ``gated_linear_unit``), MoE ``model.moe.num_experts`` /
+``top_k`` or ``num_moe_experts`` / ``moe_router_topk``.
+
+``${a.b}`` and relative ``${.b}`` references are followed to the node they name inside the
+file (reported there, marked shared); resolver calls (``${multiply:…}``, ``${oc.env:…}``) stay
+unknown. When ``model.model_config`` is a path (neuronx ``hf_*`` confs) the rest of the shape
+lives in that file, so the config is marked ``shape_from_elsewhere``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    child,
+    dtype_value,
+    resolve,
+    settle_dims,
+    training_config,
+)
+from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.source import Candidate, Document, Mapping, Scalar
+
+NAME = "nemo"
+
+MODEL_MARKERS = (
+    "encoder_seq_length",
+    "ffn_hidden_size",
+    "num_query_groups",
+    "tensor_model_parallel_size",
+    "make_vocab_size_divisible_by",
+    "micro_batch_size",
+    "global_batch_size",
+)
+GATED = frozenset(
+    {"swiglu", "fast-swiglu", "geglu", "fast-geglu", "reglu", "fast-reglu", "fast_swiglu"}
+)
+
+
+def _under_model(*names: str) -> tuple[str, ...]:
+    return tuple(f"{scope}.{name}" for name in names for scope in ("model", "model.config"))
+
+
+def detect(candidate: Candidate) -> bool:
+    """NeMo's Megatron keys inside a ``model`` mapping."""
+    root = candidate.root
+    model = root.get("model")
+    if not isinstance(model, Mapping):
+        return False
+    config = model.get("config")
+    if isinstance(config, Mapping) and child(config, "hidden_size"):
+        return True
+    if any(child(model, k) for k in MODEL_MARKERS):
+        return True
+    framework = any(isinstance(root.get(k), Mapping) for k in ("trainer", "distributed_strategy"))
+    return framework and child(model, "hidden_size") is not None
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """The one model a NeMo config describes (or its batch/parallel settings)."""
+    return extract_as(doc, candidate, extra_keys, NAME)
+
+
+def extract_as(
+    doc: Document, candidate: Candidate, extra_keys: KeyAliases, dialect: str
+) -> list[ModelConfig]:
+    """NeMo extraction reported under ``dialect`` (Megatron-LM's NeMo test cases use it)."""
+    b = Builder(candidate, doc.path, dialect, extra_keys)
+    b.take(Dim.HIDDEN, *_under_model("hidden_size"))
+    b.take(Dim.HEADS, *_under_model("num_attention_heads"))
+    b.take(Dim.KV_HEADS, *_under_model("num_query_groups", "num_kv_heads"))
+    b.take(Dim.HEAD_DIM, *_under_model("kv_channels"))
+    b.take(Dim.FFN, *_under_model("ffn_hidden_size"))
+    b.take(Dim.LAYERS, *_under_model("num_layers"))
+    b.take(
+        Dim.SEQ_LEN,
+        *_under_model("encoder_seq_length", "seq_length"),
+        "data.seq_length",
+        "model.data.seq_length",
+        *_under_model("max_position_embeddings"),
+    )
+    b.take(Dim.MICRO_BATCH, "model.micro_batch_size", "data.micro_batch_size")
+    b.take(Dim.GLOBAL_BATCH, "model.global_batch_size", "data.global_batch_size")
+    b.take(
+        Dim.TP,
+        "model.tensor_model_parallel_size",
+        "distributed_strategy.tensor_model_parallel_size",
+        "trainer.strategy.tensor_model_parallel_size",
+    )
+    b.take(Dim.VOCAB_MULTIPLE, "model.make_vocab_size_divisible_by")
+    b.take(Dim.EXPERTS, "model.moe.num_experts", *_under_model("num_moe_experts"))
+    b.take(Dim.EXPERTS_PER_TOKEN, "model.moe.top_k", *_under_model("moe_router_topk"))
+    b.take(Dim.MOE_FFN, *_under_model("moe_ffn_hidden_size"))
+    b.set(Dim.DTYPE, dtype_value(b.lookup("trainer.precision")))
+    activation = b.lookup(*_under_model("activation", "activation_func"))
+    glu = b.lookup(*_under_model("gated_linear_unit"))
+    b.gated_mlp = (activation is not None and str(activation.value).lower() in GATED) or (
+        glu is not None and glu.value is True
+    )
+    settle_dims(b)
+    external = resolve(b.root, "model.model_config", candidate.key_prefix)
+    configs = training_config(b)
+    if external is not None and isinstance(external[1], Scalar) and external[1].value:
+        configs = [replace(c, shape_from_elsewhere=True) for c in configs]
+    return configs
+

@@ -1,0 +1,137 @@
+"""GPT-NeoX training configs (YAML, often JSON-like flow style with comments and trailing commas).
+
+Detected by keys only NeoX writes at the top level next to a model width or depth:
+``pipe_parallel_size``, ``model_parallel_size``, ``pos_emb``, ``gpt_j_residual``,
+``attention_config``, ``output_layer_parallelism``, ``no_weight_tying``, ``rotary_pct``,
+``mlp_multiple_of`` (dashes and underscores alike). Keys: ``hidden_size``,
+``num_attention_heads``, ``num_kv_heads``, ``num_layers``, ``intermediate_size``,
+``expansion_factor``, ``mlp_multiple_of`` (the FFN knob, default 1), ``seq_length`` (else
+``max_position_embeddings``), ``train_micro_batch_size_per_gpu``,
+``gradient_accumulation_steps``, ``train_batch_size``, ``model_parallel_size`` (tensor parallel),
+``make_vocab_size_divisible_by`` (the vocab knob; NeoX's default is 128), ``precision`` or
+``fp16.enabled`` / ``bf16.enabled``, ``activation`` (geglu, reglu, swiglu, glu, bilinear are
+gated), ``moe_num_experts``, ``moe_top_k``.
+
+NeoX configs carry no vocab size (it comes from the tokenizer), so vocab stays unknown; NeoX
+pads it to a multiple of ``make_vocab_size_divisible_by · model_parallel_size``
+(``megatron/tokenizer/tokenizer.py`` ``_vocab_size_with_padding``).
+
+FFN width, as ``ParallelMLP.__init__`` in ``megatron/model/transformer.py`` computes it
+(GPT-NeoX main; the older ``LLaMAParallelMLP`` was merged into it)::
+
+    ffn = intermediate_size or int(expansion_factor · hidden) or 4 · hidden
+    if gated:                       # activation in geglu/reglu/swiglu/glu/bilinear
+        ffn = int(ffn · 2 / 3)      # width of the fused gate+up projection
+        ffn_in = ffn // 2           # width of each branch = the down projection's input
+    else:
+        ffn_in = ffn
+    ffn_in = mlp_multiple_of · ⌈ffn_in / mlp_multiple_of⌉
+
+The down projection's input ``ffn_in`` is the FFN width reported; it is a derived value
+whenever it differs from the key as written (so Llama-2-7B's ``intermediate_size: 32768``
+with swiglu and ``mlp_multiple_of: 256`` gives 11008).
+"""
+
+from __future__ import annotations
+
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    child,
+    derived,
+    dtype_value,
+    round_up,
+    set_dtype_from_flags,
+    settle_dims,
+    training_config,
+)
+from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.source import Candidate, Document
+
+NAME = "gpt-neox"
+
+MARKERS = (
+    "pipe_parallel_size",
+    "model_parallel_size",
+    "pos_emb",
+    "gpt_j_residual",
+    "attention_config",
+    "output_layer_parallelism",
+    "no_weight_tying",
+    "rotary_pct",
+    "mlp_multiple_of",
+)
+SHAPE_KEYS = ("hidden_size", "num_layers", "num_attention_heads")
+GATED = frozenset({"geglu", "reglu", "swiglu", "glu", "bilinear"})
+
+
+def detect(candidate: Candidate) -> bool:
+    """A NeoX-only key and a NeoX model key at the top level."""
+    root = candidate.root
+    return any(child(root, k) for k in MARKERS) and any(child(root, k) for k in SHAPE_KEYS)
+
+
+def neox_ffn(base: int, gated: bool, multiple_of: int) -> int:
+    """The down projection's input width for a base FFN width (see the module docstring)."""
+    ffn_in = int(base * 2 / 3) // 2 if gated else base
+    return round_up(ffn_in, max(multiple_of, 1))
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """The one model a NeoX config describes (or its batch/parallel settings)."""
+    b = Builder(candidate, doc.path, NAME, extra_keys)
+    b.take(Dim.HIDDEN, "hidden_size")
+    b.take(Dim.HEADS, "num_attention_heads")
+    b.take(Dim.KV_HEADS, "num_kv_heads")
+    b.take(Dim.LAYERS, "num_layers")
+    b.take(Dim.SEQ_LEN, "seq_length", "max_position_embeddings")
+    b.take(Dim.MICRO_BATCH, "train_micro_batch_size_per_gpu")
+    b.take(Dim.GRAD_ACCUM, "gradient_accumulation_steps")
+    b.take(Dim.GLOBAL_BATCH, "train_batch_size")
+    b.take(Dim.TP, "model_parallel_size")
+    b.take(Dim.VOCAB_MULTIPLE, "make_vocab_size_divisible_by")
+    b.take(Dim.FFN_MULTIPLE, "mlp_multiple_of")
+    b.take(Dim.EXPERTS, "moe_num_experts")
+    b.take(Dim.EXPERTS_PER_TOKEN, "moe_top_k")
+    b.set(Dim.DTYPE, dtype_value(b.lookup("precision")))
+    set_dtype_from_flags(b, {"bf16": ("bf16.enabled",), "fp16": ("fp16.enabled",)})
+    activation = b.lookup("activation")
+    b.gated_mlp = activation is not None and str(activation.value).lower() in GATED
+    settle_dims(b)
+    _ffn(b, activation)
+    return training_config(b)
+
+
+def _ffn(b: Builder, activation: Value | None) -> None:
+    if Dim.FFN in b.dims:  # a user key named it
+        return
+    hidden = b.dims.get(Dim.HIDDEN)
+    h = b.int(Dim.HIDDEN)
+    multiple = b.dims.get(Dim.FFN_MULTIPLE)
+    m = b.int(Dim.FFN_MULTIPLE) or 1
+    gated = bool(b.gated_mlp)
+    stated = b.lookup("intermediate_size")
+    factor = b.lookup("expansion_factor")
+    sources: tuple[Value, ...]
+    if stated is not None and stated.as_int:
+        base, sources, formula = stated.as_int, (stated,), "intermediate_size"
+    elif hidden is not None and h and factor is not None and factor.known:
+        if not isinstance(factor.value, int | float) or isinstance(factor.value, bool):
+            return
+        base, sources = int(factor.value * h), (hidden, factor)
+        formula = "int(expansion_factor · hidden)"
+    elif hidden is not None and h:
+        base, sources, formula = 4 * h, (hidden,), "4 · hidden"
+    else:
+        return
+    width = neox_ffn(base, gated, m)
+    if stated is not None and sources == (stated,) and width == base:
+        b.set(Dim.FFN, stated)
+        return
+    if gated:
+        formula = f"int(({formula}) · 2/3) // 2"
+        sources += (activation,) if activation is not None else ()
+    if m > 1 and multiple is not None:
+        formula = f"mlp_multiple_of · ⌈{formula} / mlp_multiple_of⌉"
+        sources += (multiple,)
+    b.set(Dim.FFN, derived(width, sources, f"NeoX ParallelMLP: {formula}"))
