@@ -7,14 +7,19 @@ Nothing a user types or any file contains produces a traceback: errors are one l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from shapelint import __version__
 from shapelint.lint.model import DTYPES, SEVERITY_RANK, normalize_dtype
-from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
+from shapelint.lint.runner import LintOptions, LintResult, TargetOptions
+
+if TYPE_CHECKING:
+    from shapelint.lint.report import ReportContext, Reporter
+    from shapelint.lint.settings import Settings
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
@@ -58,6 +63,23 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attention", choices=("flash", "unfused"), help="attention kernel (default flash)")
 
 
+def add_output_flags(p: argparse.ArgumentParser) -> None:
+    """Flags of ``check`` for settings, output and the exit code."""
+    p.add_argument("--config", metavar="FILE", help="settings file to use instead of searching")
+    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+    p.add_argument("--output-file", metavar="FILE", help="write the report to FILE")
+    p.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info"),
+        help="lowest severity that makes the exit code 1 (default info)",
+    )
+    p.add_argument(
+        "--report-unused-ignores",
+        action="store_true",
+        help="report `# shapelint: ignore` comments that suppress nothing (SL008)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
@@ -69,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="lint config files (the default command)")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
-    check.add_argument("--format", default="auto", help="auto|text|json (default auto)")
+    check.add_argument(
+        "--format",
+        default="auto",
+        help="auto|text|json|github|sarif (default auto: github under GitHub Actions, else text)",
+    )
     check.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes")
     check.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes or prefixes")
     check.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths")
@@ -77,6 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only")
     check.add_argument("-v", "--verbose", action="store_true", help="say which files held no config")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    check.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply unsafe fixes (implies --fix)"
+    )
+    check.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
+    check.add_argument("--show-fixes", action="store_true", help="list every fix applied")
+    add_output_flags(check)
     add_target_flags(check)
 
     sub.add_parser("rules", help="list the rules")
@@ -107,17 +142,28 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[object, ..
         raise UsageError(f"cannot read GPU file {gpu_file}: {exc.strerror}") from None
 
 
-def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``shapelint check``: lint, report, and choose the exit code."""
-    from shapelint.lint.report import FORMATS, ReportContext, get_reporter
+def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
+    """LintOptions for files under ``settings``: CLI flags win, settings fill the rest.
 
-    fmt = args.format
-    if fmt == "auto":
-        fmt = "text"
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {args.format!r} (choose from auto, {', '.join(FORMATS)})")
-    options = LintOptions(
-        gpus=_gpus(args.gpu, args.gpu_file),  # type: ignore[arg-type]
+    ``--select`` on the command line replaces the settings' select and ignore (as in ruff);
+    ``--ignore`` and ``--exclude`` add to them.
+    """
+    names = args.gpu or settings.gpu
+    gpu_file = args.gpu_file or settings.gpu_file
+    try:
+        gpus = _gpus(names, gpu_file)
+    except UsageError as exc:
+        from_settings = (not args.gpu and settings.gpu) or (not args.gpu_file and gpu_file)
+        if settings.path and from_settings:
+            raise UsageError(f"{settings.path}: {exc}") from None
+        raise
+    if args.select:
+        select, ignore = _codes(args.select), _codes(args.ignore)
+    else:
+        select, ignore = settings.select or (), (*settings.ignore, *_codes(args.ignore))
+    min_slowdown = args.min_slowdown if args.min_slowdown is not None else settings.min_slowdown
+    return LintOptions(
+        gpus=gpus,  # type: ignore[arg-type]
         flags=TargetOptions(
             dtype=args.dtype,
             micro_batch=args.micro_batch,
@@ -126,24 +172,183 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             mode=args.mode,
             attention=args.attention,
         ),
-        select=_codes(args.select),
-        ignore=_codes(args.ignore),
+        defaults=TargetOptions(
+            dtype=settings.dtype,
+            micro_batch=settings.micro_batch,
+            seq_len=settings.seq_len,
+            tp=settings.tp,
+            mode=settings.mode,
+            attention=settings.attention,
+        ),
+        select=select,
+        ignore=ignore,
+        per_file_ignores=settings.per_file_ignores,
+        extra_keys=settings.keys,
         exclude=tuple(args.exclude),
-        min_slowdown=1.0 if args.min_slowdown is None else args.min_slowdown,
+        min_slowdown=1.0 if min_slowdown is None else min_slowdown,
     )
+
+
+def lint_check(args: argparse.Namespace) -> tuple[LintResult, LintOptions, dict[str, str]]:
+    """Lint ``args.paths``, each file under its own settings.
+
+    Returns the result, the options of the first settings met (what a single-settings run
+    uses throughout) and each linted file's ``fail-on`` from its settings, where set.
+    """
+    from shapelint.lint.settings import EMPTY, SettingsError, SettingsResolver, lint_configured
+
+    built: list[LintOptions] = []
+
+    def options_for(settings: Settings) -> LintOptions:
+        built.append(_options(args, settings))
+        return built[-1]
+
     try:
-        result = lint_paths(args.paths, options)
+        resolver = SettingsResolver(args.config)
+        configured = lint_configured(
+            args.paths,
+            args.exclude,
+            resolver,
+            options_for,
+            report_unused_ignores=args.report_unused_ignores,
+        )
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or directory: {exc.args[0]}") from None
-    ctx = ReportContext(color=_color(out) and fmt == "text", verbose=args.verbose, quiet=args.quiet)
-    get_reporter(fmt)(result, out, ctx)
+    options = built[0] if built else _options(args, EMPTY)
+    fail_on = {
+        p: s.fail_on for p, s in configured.settings.items() if s.fail_on and not args.fail_on
+    }
+    return configured.result, options, fail_on
+
+
+def emit_report(
+    reporter: Reporter, result: LintResult, out: TextIO, ctx: ReportContext, path: str | None
+) -> None:
+    """Write the report to ``out``, or atomically to ``path`` (``--output-file``)."""
+    if path is None:
+        reporter(result, out, ctx)
+        return
+    import io
+    import tempfile
+
+    buf = io.StringIO()
+    reporter(result, buf, ctx)
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".shapelint-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(buf.getvalue())
+                fh.flush()
+                os.fsync(fh.fileno())
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise UsageError(f"cannot write output file {path}: {exc.strerror}") from None
+
+
+def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint check``: lint, report, and choose the exit code."""
+    from shapelint.lint.report import FORMATS, ReportContext, get_reporter
+
+    fmt = args.format
+    if fmt == "auto":
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {args.format!r} (choose from auto, {', '.join(FORMATS)})")
+    result, options, fail_on = lint_check(args)
+    fixed = 0
+    if args.diff:
+        return run_diff(args, result, options, out, err)
+    if args.fix or args.unsafe_fixes:
+        result, fixed = run_fix(args, result, options, out if fmt == "text" else err, err)
+    ctx = ReportContext(
+        color=_color(out) and fmt == "text" and not args.output_file,
+        verbose=args.verbose,
+        quiet=args.quiet,
+        show_fixes=args.show_fixes,
+        statistics=args.statistics,
+        fixed=fixed,
+    )
+    emit_report(get_reporter(fmt), result, out, ctx, args.output_file)
     if args.verbose:
         _report_empty(result, err)
     for e in result.errors:
         err.write(f"shapelint: internal error while linting {e.path}: {e.error} (please report this at {BUG_URL})\n")
     if result.errors:
         return 2
-    return exit_code(result, args.exit_zero, "info")
+    return exit_code(result, args.exit_zero, args.fail_on or "info", fail_on)
+
+
+def run_fix(
+    args: argparse.Namespace, result: LintResult, options: LintOptions, shown: TextIO, err: TextIO
+) -> tuple[LintResult, int]:
+    """``--fix`` / ``--unsafe-fixes``: write the fixes; the findings that remain, and how many
+    were fixed. ``--show-fixes`` lists each change on ``shown``."""
+    from shapelint.lint.fixer import fix_paths
+    from shapelint.lint.report.text import applied_lines
+
+    per_file = _file_options(args, options)
+    run = fix_paths(result, args.paths, per_file, unsafe=args.unsafe_fixes, relint=False)
+    for line in run.messages():
+        err.write(f"shapelint: {line}\n")
+    if args.show_fixes:
+        for line in applied_lines(run):
+            shown.write(line + "\n")
+    if any(f.written for f in run.files):
+        result = lint_check(args)[0]  # report what remains, linted exactly as before
+    return result, run.fixed
+
+
+def _file_options(args: argparse.Namespace, options: LintOptions) -> Callable[[str], LintOptions]:
+    """Each file's own options (from its settings), as `lint_check` linted it."""
+    from shapelint.lint.settings import SettingsError, SettingsResolver
+
+    try:
+        resolver = SettingsResolver(args.config)
+    except SettingsError:
+        return lambda path: options
+    built: dict[str | None, LintOptions] = {}
+
+    def for_path(path: str) -> LintOptions:
+        try:
+            settings = resolver.for_file(path)
+        except SettingsError:
+            return options
+        if settings.path not in built:
+            built[settings.path] = _options(args, settings)
+        return built[settings.path]
+
+    return for_path
+
+
+def run_diff(
+    args: argparse.Namespace, result: LintResult, options: LintOptions, out: TextIO, err: TextIO
+) -> int:
+    """``--diff``: print what the fixes would change, write nothing; 1 when there is a diff."""
+    from shapelint.lint.fixer import fix_paths
+
+    per_file = _file_options(args, options)
+    run = fix_paths(result, args.paths, per_file, unsafe=args.unsafe_fixes, write=False)
+    for f in run.changed:
+        out.write(f.diff())
+    for line in run.messages():
+        err.write(f"shapelint: {line}\n")
+    if run.fixed:
+        err.write(f"Would fix {run.fixed} {'problem' if run.fixed == 1 else 'problems'}.\n")
+    for e in result.errors:
+        err.write(f"shapelint: internal error while linting {e.path}: {e.error}\n")
+    if result.errors:
+        return 2
+    return 1 if run.changed and not args.exit_zero else 0
 
 
 def _report_empty(result: LintResult, err: TextIO) -> None:
@@ -152,12 +357,27 @@ def _report_empty(result: LintResult, err: TextIO) -> None:
             err.write(f"info: {r.source.path}: no model config found\n")
 
 
-def exit_code(result: LintResult, exit_zero: bool, fail_on: str) -> int:
-    """1 when a finding at or above ``fail_on`` remains (unless --exit-zero), else 0."""
+def exit_code(
+    result: LintResult,
+    exit_zero: bool,
+    fail_on: str,
+    per_file: Mapping[str, str] | None = None,
+) -> int:
+    """1 when a finding at or above ``fail_on`` remains (unless --exit-zero), else 0.
+
+    ``per_file`` gives a file's own threshold (its settings' ``fail-on``) where it has one.
+    """
     if exit_zero:
         return 0
-    threshold = SEVERITY_RANK[fail_on]
-    return 1 if any(SEVERITY_RANK[f.severity] >= threshold for f in result.findings) else 0
+    per_file = per_file or {}
+    return (
+        1
+        if any(
+            SEVERITY_RANK[f.severity] >= SEVERITY_RANK[per_file.get(f.path, fail_on)]
+            for f in result.findings
+        )
+        else 0
+    )
 
 
 def run_rules(out: TextIO) -> int:

@@ -175,15 +175,43 @@ def _suppressed(finding: Finding, doc: Document) -> bool:
     return codes is not None and (not codes or finding.code in codes)
 
 
-def _with_estimates(finding: Finding, config: ModelConfig, targets: Sequence[Target]) -> Finding:
+def _fixed_int(fix_dims: Mapping[Dim, object], dim: Dim, default: int) -> int:
+    new = fix_dims.get(dim)
+    if isinstance(new, int) and not isinstance(new, bool) and new > 0:
+        return new
+    return default
+
+
+def fixed_target(
+    fixed: ModelConfig, fix_dims: Mapping[Dim, object], gpu: GPU, options: LintOptions
+) -> Target:
+    """The target of a fixed config: resolved as usual, except that a micro-batch, sequence
+    length or tensor-parallel size the fix sets wins over a CLI flag (the flag chose the
+    as-written value the rule reported; the estimate is of the fix)."""
+    target = resolve_target(fixed, gpu, options)
+    return replace(
+        target,
+        micro_batch=_fixed_int(fix_dims, Dim.MICRO_BATCH, target.micro_batch),
+        seq_len=_fixed_int(fix_dims, Dim.SEQ_LEN, target.seq_len),
+        tp=_fixed_int(fix_dims, Dim.TP, target.tp),
+    )
+
+
+def _with_estimates(
+    finding: Finding, config: ModelConfig, targets: Sequence[Target], options: LintOptions
+) -> Finding:
     if finding.fix is None or not finding.fix.dims:
         return finding
     from shapelint.perf.estimate import estimate_fix
 
+    dims = dict(finding.fix.dims)
+    fixed = config.with_dims(dims)
     estimates = []
     for target in targets:
         try:
-            est = estimate_fix(config, target, finding.fix)
+            est = estimate_fix(
+                config, target, finding.fix, fixed_target(fixed, dims, target.gpu, options)
+            )
         except ValueError:  # the GPU lacks this dtype (fp8 on A100): no estimate there
             continue
         if est is not None:
@@ -200,7 +228,7 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
         if not selected(module.RULE.code, options, config.path):
             continue
         for finding in module.check(config, primary):
-            finding = _with_estimates(finding, config, targets)
+            finding = _with_estimates(finding, config, targets, options)
             if (
                 finding.severity != "error"
                 and finding.estimates

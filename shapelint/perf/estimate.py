@@ -144,21 +144,71 @@ def _changes_dims(config: ModelConfig, dims: dict[Dim, object]) -> bool:
     return False
 
 
-def estimate_fix(config: ModelConfig, target: Target, fix: Fix) -> Estimate | None:
+# Step estimates of the configs being linted, by identity: several rules (and the runner's
+# estimate of "now") ask for the same (config, target). ModelConfig holds a dict and GPU a
+# mapping proxy, so neither hashes; the entry keeps both objects, so their ids cannot be
+# reused by other objects while it lives.
+_CACHE_LIMIT = 4096
+_STEP_CACHE: dict[tuple[object, ...], tuple[ModelConfig, GPU, StepEstimate]] = {}
+
+
+def cached_step_time(config: ModelConfig, target: Target) -> StepEstimate:
+    """`step_time`, remembered for this very ``config`` object and these target values."""
+    gpu = target.gpu
+    key = (
+        id(config),
+        id(gpu),
+        target.dtype,
+        target.micro_batch,
+        target.seq_len,
+        target.tp,
+        target.mode,
+        target.attention,
+    )
+    hit = _STEP_CACHE.get(key)
+    if hit is not None and hit[0] is config and hit[1] is gpu:
+        return hit[2]
+    step = step_time(config, target)
+    if len(_STEP_CACHE) >= _CACHE_LIMIT:
+        _STEP_CACHE.clear()
+    _STEP_CACHE[key] = (config, gpu, step)
+    return step
+
+
+def tokens_per_gpu(target: Target) -> float:
+    """Tokens one GPU's step works on: b·s (b in decode, one token per sequence) over the t
+    GPUs that share them through tensor parallelism."""
+    seq = 1 if target.mode == "decode" else max(1, target.seq_len)
+    return max(1, target.micro_batch) * seq / max(1, target.tp)
+
+
+def estimate_fix(
+    config: ModelConfig, target: Target, fix: Fix, fixed_target: Target | None = None
+) -> Estimate | None:
     """The slowdown ``fix`` removes on ``target``: (time now / time fixed − 1) × 100.
+
+    ``fixed_target`` is the target the fixed config resolves to, when the fix changes it (a
+    new micro-batch, sequence length or tensor-parallel size); by default ``target``. When
+    the two targets give a GPU different work — b·s tokens over t GPUs (b in decode) — the
+    steps are compared per token per GPU: ``fixed_step_time_s`` is the fixed step's time
+    scaled to the as-written step's work, fixed time × (b·s/t now) / (b'·s'/t' fixed), so
+    the slowdown says how much faster the same tokens go through. ``step_time_s`` is always
+    the as-written step.
 
     None when the fix changes no dims or no step can be estimated for either config.
     """
     dims = dict(fix.dims)
     if not dims or not _changes_dims(config, dims):
         return None
-    now = step_time(config, target)
-    fixed = step_time(config.with_dims(dims), target)
+    after = target if fixed_target is None else fixed_target
+    now = cached_step_time(config, target)
+    fixed = step_time(config.with_dims(dims), after)
     if now.total_s <= 0 or fixed.total_s <= 0:
         return None
+    fixed_s = fixed.total_s * tokens_per_gpu(target) / tokens_per_gpu(after)
     return Estimate(
         gpu=target.gpu.name,
-        slowdown_pct=(now.total_s / fixed.total_s - 1.0) * 100.0,
+        slowdown_pct=(now.total_s / fixed_s - 1.0) * 100.0,
         step_time_s=now.total_s,
-        fixed_step_time_s=fixed.total_s,
+        fixed_step_time_s=fixed_s,
     )

@@ -11,13 +11,44 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from shapelint.lint.dialects import hf, llama
+from shapelint.lint.dialects import (
+    axolotl,
+    deepspeed,
+    foundry,
+    gptfast,
+    hf,
+    litgpt,
+    llama,
+    megatron,
+    nanogpt,
+    nanotron,
+    nemo,
+    neox,
+    olmo,
+    torchtitan,
+)
 from shapelint.lint.dialects.common import KeyAliases
 from shapelint.lint.model import ModelConfig
 from shapelint.lint.source import Candidate, Document
 
 # Ordered: specific dialects first, HF last (it accepts any mapping).
-DIALECTS: list[ModuleType] = [llama]
+DIALECTS: list[ModuleType] = [
+    llama,
+    litgpt,
+    gptfast,
+    nanogpt,
+    # Training configs: NeoX before DeepSpeed (NeoX files carry DeepSpeed keys too), nanotron
+    # before NeMo (both have model.make_vocab_size_divisible_by), OLMo before llm-foundry.
+    neox,
+    megatron,
+    nanotron,
+    nemo,
+    olmo,
+    foundry,
+    axolotl,
+    torchtitan,
+    deepspeed,
+]
 
 
 def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelConfig]:

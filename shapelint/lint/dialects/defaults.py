@@ -55,10 +55,3 @@ def take_or_default(
     made = default(source, names[0], fallback, framework, b.candidate.key_prefix)
     b.dims[dim] = made
     return made
-
-
-def stated_int(b: Builder, *names: str) -> tuple[Value | None, int | None]:
-    """The first of ``names`` present and its value as an int (None when absent or not an int)."""
-    value = b.lookup(*names)
-    return value, (value.as_int if value is not None else None)
-

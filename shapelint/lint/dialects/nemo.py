@@ -63,8 +63,8 @@ def detect(candidate: Candidate) -> bool:
     """NeMo's Megatron keys inside a ``model`` mapping."""
     root = candidate.root
     model = root.get("model")
-    if not isinstance(model, Mapping):
-        return False
+    if not isinstance(model, Mapping) or isinstance(model.get("model_config"), Mapping):
+        return False  # a nested Hugging Face model_config is nanotron's
     config = model.get("config")
     if isinstance(config, Mapping) and child(config, "hidden_size"):
         return True
@@ -121,4 +121,3 @@ def extract_as(
     if external is not None and isinstance(external[1], Scalar) and external[1].value:
         configs = [replace(c, shape_from_elsewhere=True) for c in configs]
     return configs
-

@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass
@@ -104,7 +105,9 @@ def _syntax_problem(path: str, text: str, exc: Exception) -> Problem:
     index = LineIndex(text)
     line, column, message = 1, 1, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     try:
-        ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning (invalid escapes) is not ours to show
+            ast.parse(text)
     except SyntaxError as err:
         message = err.msg
         line = err.lineno or 1
@@ -163,6 +166,7 @@ class _Reader:
         self.suppressions: dict[int, frozenset[str]] = {}
         self.names: dict[str, int] = {}
         self.counters: dict[str, int] = {}
+        self.reported: set[int] = set()
 
     # ---- positions -------------------------------------------------------------------------
 
@@ -334,6 +338,10 @@ class _Reader:
             if method == "insert":
                 args = args[1:]
             for arg in args:
+                if not _is_config_like(arg.value) and not isinstance(
+                    arg.value, cst.List | cst.Tuple
+                ):
+                    continue  # configs.append(copy): built by code, not written here
                 key = f"{owner}.{method}"
                 number = self.counters.get(key, 0)
                 self.counters[key] = number + 1
@@ -553,7 +561,9 @@ class _Reader:
 
     def check_duplicate(self, key: str, span: Span, seen: dict[str, Span], what: str) -> None:
         first = seen.get(key)
-        if first is not None:
+        if first is not None and span.start not in self.reported:
+            # A value can be read twice (as a module entry and as a candidate): report once.
+            self.reported.add(span.start)
             self.problems.append(
                 Problem(
                     "SL001",
@@ -566,7 +576,7 @@ class _Reader:
                     key,
                 )
             )
-        else:
+        elif first is None:
             seen[key] = span
 
     def fold(self, expr: cst.BaseExpression, env: dict[str, _Folded], depth: int) -> _Folded:

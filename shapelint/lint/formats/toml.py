@@ -13,8 +13,10 @@ Invalid TOML is an SL000 problem at tomllib's line and column. Comments
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shapelint.lint.source import (
@@ -34,14 +36,17 @@ _SUPPRESSION = re.compile(r"#\s*shapelint:\s*ignore\b(?:\[([^\]]*)\])?")
 
 
 def parse_suppression(comment: str) -> frozenset[str] | None:
-    """The codes a ``# shapelint: ignore[...]`` comment names; empty set = all; None = none."""
-    m = _SUPPRESSION.search(comment)
-    if m is None:
-        return None
-    if m.group(1) is None:
-        return frozenset()
-    codes = frozenset(c.strip().upper() for c in m.group(1).split(",") if c.strip())
-    return codes
+    """The codes ``# shapelint: ignore[...]`` comments name; empty set = all; None = none."""
+    found: frozenset[str] | None = None
+    for m in _SUPPRESSION.finditer(comment):
+        listed = m.group(1)
+        codes = (
+            frozenset()
+            if listed is None
+            else frozenset(c.strip().upper() for c in listed.split(",") if c.strip())
+        )
+        found = merge_suppressions(found, codes)
+    return found
 
 
 def merge_suppressions(previous: frozenset[str] | None, codes: frozenset[str]) -> frozenset[str]:
@@ -399,9 +404,11 @@ def _freeze(table: _Table) -> Mapping:
 def _load(text: str) -> dict[str, object]:
     if sys.version_info >= (3, 11):
         import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    return tomllib.loads(text)
+
+        return tomllib.loads(text)
+    # Python 3.10: tomli, the same parser (a dependency there only).
+    loads: Callable[[str], dict[str, object]] = importlib.import_module("tomli").loads
+    return loads(text)
 
 
 def _error_offset(exc: Exception, index: LineIndex, text: str) -> int:
@@ -427,10 +434,14 @@ def parse_toml(path: str, text: str) -> Document:
     except ValueError as exc:  # TOMLDecodeError is a ValueError
         offset = _error_offset(exc, index, text)
         message = _ERROR_POSITION.sub("", str(exc)).strip()
-        doc.problems.append(Problem("SL000", f"invalid TOML: {message}", index.span(path, offset, offset)))
+        doc.problems.append(
+            Problem("SL000", f"invalid TOML: {message}", index.span(path, offset, offset))
+        )
         return doc
     except RecursionError:
-        doc.problems.append(Problem("SL000", "invalid TOML: nesting too deep", index.span(path, 0, 0)))
+        doc.problems.append(
+            Problem("SL000", "invalid TOML: nesting too deep", index.span(path, 0, 0))
+        )
         return doc
     scanner = _Scanner(text, path, data)
     try:

@@ -26,6 +26,7 @@ plain scalar is never mistaken for one; ``# shapelint: ignore[...]`` comments fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import yaml
@@ -87,11 +88,15 @@ class _Loader(yaml.SafeLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(AliasEvent):
-            event = self.peek_event()
+            # PyYAML's stubs leave the event API untyped.
+            peek: Callable[[], AliasEvent] = self.peek_event
+            event = peek()
             target = self.anchors.get(cast(str, event.anchor))
             if target is not None:
-                self.get_event()
-                return _Alias(target, event.start_mark, event.end_mark)
+                drop: Callable[[], object] = self.get_event
+                drop()
+                marks = cast(tuple[yaml.Mark, yaml.Mark], (event.start_mark, event.end_mark))
+                return _Alias(target, *marks)
         return super().compose_node(parent, index)
 
 
@@ -373,6 +378,15 @@ def _suppressions(loader: _Loader, index: LineIndex) -> dict[int, frozenset[str]
     return found
 
 
+def _syntax_problem(exc: Exception, path: str, text: str, index: LineIndex) -> Problem:
+    if isinstance(exc, RecursionError):
+        return Problem("SL000", "invalid YAML: nesting too deep", index.span(path, 0, 0))
+    offset = _error_offset(exc, text)
+    return Problem(
+        "SL000", f"invalid YAML: {_error_message(exc)}", index.span(path, offset, offset)
+    )
+
+
 def parse_yaml(path: str, text: str) -> Document:
     """Parse YAML text into a `Document`; never raises on bad input.
 
@@ -382,7 +396,11 @@ def parse_yaml(path: str, text: str) -> Document:
     """
     doc = Document(path=path, text=text, format="yaml")
     index = LineIndex(text)
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # rejects non-printable characters up front
+    except yaml.YAMLError as exc:
+        doc.problems.append(_syntax_problem(exc, path, text, index))
+        return doc
     roots: list[yaml.Node] = []
     try:
         while loader.check_node():
@@ -390,9 +408,7 @@ def parse_yaml(path: str, text: str) -> Document:
             if node is not None:
                 roots.append(node)
     except (yaml.YAMLError, RecursionError) as exc:
-        offset = _error_offset(exc, text) if isinstance(exc, yaml.YAMLError) else 0
-        message = "nesting too deep" if isinstance(exc, RecursionError) else _error_message(exc)
-        doc.problems.append(Problem("SL000", f"invalid YAML: {message}", index.span(path, offset, offset)))
+        doc.problems.append(_syntax_problem(exc, path, text, index))
         doc.suppressions = _suppressions(loader, index)
         return doc
     finally:

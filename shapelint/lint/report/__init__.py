@@ -27,17 +27,22 @@ class ReportContext:
 Reporter = Callable[[LintResult, TextIO, ReportContext], None]
 
 
+# Format name → module; each module defines ``report``. Imported only when used.
+_MODULES = {
+    "text": "shapelint.lint.report.text",
+    "json": "shapelint.lint.report.json",
+    "github": "shapelint.lint.report.github",
+    "sarif": "shapelint.lint.report.sarif",
+}
+
+
 def get_reporter(name: str) -> Reporter:
-    """The reporter for a format name (imported only when used)."""
-    if name == "text":
-        from shapelint.lint.report.text import report as text_report
+    """The reporter for a format name (imported only when used); KeyError for unknown names."""
+    import importlib
 
-        return text_report
-    if name == "json":
-        from shapelint.lint.report.json import report as json_report
-
-        return json_report
-    raise KeyError(name)
+    module = importlib.import_module(_MODULES[name])
+    reporter: Reporter = module.report
+    return reporter
 
 
-FORMATS = ("text", "json")
+FORMATS = tuple(_MODULES)

@@ -6,11 +6,14 @@ One line per finding: ``path:line:col: CODE message [+X% step time on GPU] (fix:
 from __future__ import annotations
 
 from collections import Counter
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from shapelint.lint.model import Finding
 from shapelint.lint.report import ReportContext
 from shapelint.lint.runner import LintResult
+
+if TYPE_CHECKING:
+    from shapelint.lint.fixer import FixRun
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "code": "1", "path": "1", "dim": "2"}
 
@@ -33,6 +36,17 @@ def fix_text(finding: Finding) -> str:
     if finding.fix is None:
         return ""
     return ", ".join(f"{e.key} {e.old} → {e.new}" for e in finding.fix.edits)
+
+
+def applied_lines(run: FixRun) -> list[str]:
+    """``path:line:col: CODE key old → new`` for each edit that --fix applied (--show-fixes)."""
+    out = []
+    for file_fix, finding in run.applied:
+        assert finding.fix is not None
+        for e in finding.fix.edits:
+            where = f"{file_fix.path}:{e.span.line}:{e.span.column}:"
+            out.append(f"{where} {finding.code} {e.key} {e.old} → {e.new}")
+    return out
 
 
 def format_finding(finding: Finding, ctx: ReportContext) -> str:
@@ -84,6 +98,7 @@ def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
         for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             stream.write(f"{n:5d}  {code}  {name}\n")
     if ctx.fixed:
-        stream.write(f"Fixed {ctx.fixed} {'problem' if ctx.fixed == 1 else 'problems'}.\n")
+        noun = "problem" if ctx.fixed == 1 else "problems"
+        stream.write(f"Fixed {ctx.fixed} {noun}; {len(findings)} remaining.\n")
     if not ctx.quiet:
         stream.write(summary(result, ctx) + "\n")

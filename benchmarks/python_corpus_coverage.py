@@ -1,0 +1,242 @@
+"""How much of the real Python config corpus the Python reader and dialects understand.
+
+Downloads (once, into ``.cache/wheels``) the wheels of transformers, LitGPT and torchtitan at
+pinned versions with ``pip download --no-deps``, then parses every config module in them
+straight out of the zip — nothing is installed, imported or executed — and prints:
+
+- transformers: config classes (``class …Config`` in ``models/*/configuration_*.py``), how many
+  yield a hidden size and a head count, and how many of those that declare an integer
+  ``vocab_size`` default also yield the vocab;
+- LitGPT: the configs found in ``litgpt/config.py`` (the wheel ships no ``config_hub``);
+- torchtitan: the configs found in its ``models/*/__init__.py`` flavour tables;
+- Llama-2-7B (4096 / 32 / 11008 / 32000) as found in transformers' ``LlamaConfig`` and
+  LitGPT's ``Llama-2-7b{}-hf`` entry;
+- the wall time.
+
+Run: ``.venv/bin/python benchmarks/python_corpus_coverage.py`` (``--cache DIR`` to move the
+cache). ``tests/corpus/test_wheel_corpus.py`` asserts on the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shapelint.lint.dialects import extract
+from shapelint.lint.formats import parse
+from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.source import Document, Scalar
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / ".cache" / "wheels"
+# Pinned so that the counts are reproducible. torchtitan 0.2.x is the last release whose
+# flavours are ``TransformerModelArgs(dim=…, …)`` tables; 0.3 builds them in functions.
+WHEELS = {
+    "transformers": "5.24.0",
+    "litgpt": "0.5.13",
+    "torchtitan": "0.2.0",
+}
+NETWORK_ERRORS = re.compile(
+    r"NewConnectionError|ConnectionError|Temporary failure in name resolution|"
+    r"Name or service not known|Network is unreachable|Connection refused|timed out|"
+    r"Could not fetch URL|ProxyError|SSLError|No route to host",
+)
+LLAMA_2_7B = {Dim.HIDDEN: 4096, Dim.HEADS: 32, Dim.FFN: 11008, Dim.VOCAB: 32000}
+
+
+class Unreachable(RuntimeError):
+    """PyPI could not be reached to download a wheel."""
+
+
+def wheel_path(cache: Path, package: str) -> Path | None:
+    """The cached wheel of ``package`` at its pinned version, if present."""
+    version = WHEELS[package]
+    found = sorted(cache.glob(f"{package}-{version}-*.whl"))
+    return found[0] if found else None
+
+
+def download(cache: Path = CACHE) -> dict[str, Path]:
+    """The pinned wheels, downloading those not cached. Raises `Unreachable` when offline."""
+    cache.mkdir(parents=True, exist_ok=True)
+    missing = [p for p in WHEELS if wheel_path(cache, p) is None]
+    if missing:
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--retries",
+            "1",
+            "--timeout",
+            "20",
+            "--dest",
+            str(cache),
+            *(f"{p}=={WHEELS[p]}" for p in missing),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            output = done.stdout + done.stderr
+            if NETWORK_ERRORS.search(output):
+                raise Unreachable(f"pip download failed (network): {output.strip()[-300:]}")
+            raise RuntimeError(f"pip download failed: {output.strip()[-1000:]}")
+    paths = {p: wheel_path(cache, p) for p in WHEELS}
+    return {p: path for p, path in paths.items() if path is not None}
+
+
+def sources(wheel: Path, pattern: str) -> Iterator[tuple[str, bytes]]:
+    """(member name, bytes) of the wheel's files whose name matches ``pattern``."""
+    wanted = re.compile(pattern)
+    with zipfile.ZipFile(wheel) as archive:
+        for name in sorted(archive.namelist()):
+            if wanted.search(name):
+                yield name, archive.read(name)
+
+
+@dataclass
+class Coverage:
+    """The numbers the report prints and the corpus test asserts on."""
+
+    files: int = 0
+    errors: list[str] = field(default_factory=list)
+    hf_classes: int = 0
+    hf_hidden_heads: int = 0
+    hf_vocab_declared: int = 0
+    hf_vocab_found: int = 0
+    # "Class (dialect)" for classes that declare an integer vocab_size but yield none.
+    hf_vocab_missing: list[str] = field(default_factory=list)
+    hf_missing: list[str] = field(default_factory=list)
+    hf_llama: ModelConfig | None = None
+    litgpt_entries_written: int = 0
+    litgpt_configs: int = 0
+    litgpt_hidden_heads: int = 0
+    litgpt_llama: ModelConfig | None = None
+    torchtitan_configs: list[ModelConfig] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _declares_int(doc: Document, class_name: str, key: str) -> bool:
+    for candidate in doc.candidates:
+        if candidate.name == class_name:
+            node = candidate.root.get(key)
+            return isinstance(node, Scalar) and node.known and type(node.value) is int
+    return False
+
+
+def _has(config: ModelConfig, *dims: Dim) -> bool:
+    return all(config.int(d) is not None for d in dims)
+
+
+def measure(wheels: dict[str, Path]) -> Coverage:
+    """Parse and extract every config module of the wheels; count what was understood."""
+    cov = Coverage()
+    start = time.perf_counter()
+    for name, data in sources(wheels["transformers"], r"models/[^/]+/configuration_[^/]+\.py$"):
+        cov.files += 1
+        doc = parse(name, data, "python")
+        if not doc.ok:
+            cov.errors.append(f"{name}: {doc.problems[0].message}")
+            continue
+        configs = extract(doc)
+        for candidate in doc.candidates:
+            if candidate.kind not in ("class", "init") or not candidate.name.endswith("Config"):
+                continue
+            cov.hf_classes += 1
+            own = [
+                c
+                for c in configs
+                if c.name == candidate.name or c.name.startswith(candidate.name + ".")
+            ]
+            with_shape = [c for c in own if _has(c, Dim.HIDDEN, Dim.HEADS)]
+            if not with_shape:
+                cov.hf_missing.append(candidate.name)
+                continue
+            cov.hf_hidden_heads += 1
+            if _declares_int(doc, candidate.name, "vocab_size"):
+                cov.hf_vocab_declared += 1
+                if any(c.int(Dim.VOCAB) for c in with_shape):
+                    cov.hf_vocab_found += 1
+                else:
+                    dialects = ",".join(sorted({c.dialect for c in with_shape}))
+                    cov.hf_vocab_missing.append(f"{candidate.name} ({dialects})")
+            if candidate.name == "LlamaConfig" and name.endswith("llama/configuration_llama.py"):
+                cov.hf_llama = with_shape[0]
+    for name, data in sources(wheels["litgpt"], r"^litgpt/config\.py$"):
+        cov.files += 1
+        cov.litgpt_entries_written = len(re.findall(rb"\bhf_config=dict\(", data))
+        doc = parse(name, data, "python")
+        if not doc.ok:
+            cov.errors.append(f"{name}: {doc.problems[0].message}")
+        configs = [c for c in extract(doc) if c.dialect == "litgpt"]
+        cov.litgpt_configs = len(configs)
+        cov.litgpt_hidden_heads = sum(_has(c, Dim.HIDDEN, Dim.HEADS) for c in configs)
+        cov.litgpt_llama = next((c for c in configs if c.name.endswith(" Llama-2-7b{}-hf")), None)
+    for name, data in sources(wheels["torchtitan"], r"^torchtitan/.*models/[^/]+/__init__\.py$"):
+        cov.files += 1
+        doc = parse(name, data, "python")
+        if not doc.ok:
+            cov.errors.append(f"{name}: {doc.problems[0].message}")
+        cov.torchtitan_configs.extend(c for c in extract(doc) if _has(c, Dim.HIDDEN, Dim.HEADS))
+    cov.seconds = time.perf_counter() - start
+    return cov
+
+
+def _dims(config: ModelConfig | None) -> str:
+    if config is None:
+        return "not found"
+    shown = (Dim.HIDDEN, Dim.HEADS, Dim.KV_HEADS, Dim.FFN, Dim.VOCAB, Dim.PADDED_VOCAB)
+    return " ".join(f"{d.value}={config.dims[d].value}" for d in shown if d in config.dims)
+
+
+def report(cov: Coverage) -> str:
+    """The coverage numbers as text."""
+    versions = ", ".join(f"{p} {v}" for p, v in WHEELS.items())
+    lines = [
+        f"wheels: {versions}",
+        f"files parsed: {cov.files} in {cov.seconds:.1f} s; parse errors: {len(cov.errors)}",
+        f"transformers config classes: {cov.hf_classes}; with hidden and heads: "
+        f"{cov.hf_hidden_heads}; integer vocab_size default declared: {cov.hf_vocab_declared}, "
+        f"vocab found: {cov.hf_vocab_found}"
+        + (f" (missing: {', '.join(cov.hf_vocab_missing)})" if cov.hf_vocab_missing else ""),
+        f"litgpt/config.py: {cov.litgpt_configs} configs ({cov.litgpt_entries_written} written "
+        f"hf_config entries + the Config class); with hidden and heads: "
+        f"{cov.litgpt_hidden_heads}",
+        f"torchtitan flavours with hidden and heads: {len(cov.torchtitan_configs)}",
+        f"Llama-2-7B in transformers LlamaConfig: {_dims(cov.hf_llama)}",
+        f"Llama-2-7B in LitGPT {cov.litgpt_llama.name if cov.litgpt_llama else ''}: "
+        f"{_dims(cov.litgpt_llama)}",
+    ]
+    lines += [f"torchtitan {c.name}: {_dims(c)}" for c in cov.torchtitan_configs]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Download (if needed), measure, print."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--missing", action="store_true", help="list classes without a shape")
+    args = parser.parse_args(argv)
+    try:
+        wheels = download(args.cache)
+    except Unreachable as exc:
+        print(f"skipped: {exc}")
+        return 0
+    cov = measure(wheels)
+    print(report(cov))
+    if args.missing:
+        print("transformers classes without hidden+heads:", " ".join(cov.hf_missing))
+    for error in cov.errors:
+        print("error:", error)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

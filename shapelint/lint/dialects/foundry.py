@@ -1,0 +1,80 @@
+"""MosaicML llm-foundry training YAMLs (MPT models and ``hf_causal_lm`` wrappers).
+
+Detected by a ``model`` mapping with a ``name`` (the foundry model registry), or MPT's
+``expansion_ratio`` / ``attn_config``, next to a foundry training key
+(``global_train_batch_size``, ``device_train_microbatch_size``, ``train_loader``).
+
+Keys: ``model.d_model``, ``model.n_heads``, ``model.n_layers``, ``model.expansion_ratio``
+(default 4), ``model.ffn_config.ffn_hidden_size`` / ``ffn_type`` (``mptglu`` is gated),
+``model.max_seq_len`` (else top-level ``max_seq_len``), ``model.vocab_size``,
+``model.attn_config.kv_n_heads`` (counts only with ``attn_type: grouped_query_attention``;
+``multiquery_attention`` is 1 KV head), ``device_train_microbatch_size`` (``auto`` is unknown),
+``global_train_batch_size``, ``precision``. ``${variables.x}`` references are followed.
+
+FFN width, as ``resolve_ffn_hidden_size`` in ``llmfoundry/models/layers/ffn.py`` computes it:
+``ffn_hidden_size`` when set, else ``int(d_model · expansion_ratio)``. An ``hf_causal_lm``
+model takes its shape from the hub (``pretrained_model_name_or_path``), so only the batch dims
+are read and the config is marked ``shape_from_elsewhere``.
+"""
+
+from __future__ import annotations
+
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    child,
+    derived,
+    dtype_value,
+    settle_dims,
+    training_config,
+)
+from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.source import Candidate, Document, Mapping
+
+NAME = "llm-foundry"
+
+MODEL_MARKERS = ("name", "expansion_ratio", "attn_config")
+TRAIN_MARKERS = ("global_train_batch_size", "device_train_microbatch_size", "train_loader")
+DEFAULT_EXPANSION = 4
+
+
+def detect(candidate: Candidate) -> bool:
+    """A foundry model mapping next to a foundry training key."""
+    root = candidate.root
+    model = root.get("model")
+    if not isinstance(model, Mapping) or not any(child(model, k) for k in MODEL_MARKERS):
+        return False
+    return any(child(root, k) for k in TRAIN_MARKERS)
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """The one model (or batch settings) an llm-foundry training YAML describes."""
+    b = Builder(candidate, doc.path, NAME, extra_keys)
+    b.take(Dim.HIDDEN, "model.d_model")
+    b.take(Dim.HEADS, "model.n_heads")
+    attn_type = b.lookup("model.attn_config.attn_type")
+    kind = str(attn_type.value) if attn_type is not None else ""
+    if kind == "grouped_query_attention":
+        b.take(Dim.KV_HEADS, "model.attn_config.kv_n_heads")
+    elif kind == "multiquery_attention" and attn_type is not None:
+        b.set(Dim.KV_HEADS, derived(1, (attn_type,), "multiquery_attention → 1 KV head"))
+    b.take(Dim.LAYERS, "model.n_layers")
+    b.take(Dim.VOCAB, "model.vocab_size")
+    b.take(Dim.SEQ_LEN, "model.max_seq_len", "max_seq_len")
+    b.take(Dim.MICRO_BATCH, "device_train_microbatch_size")
+    b.take(Dim.GLOBAL_BATCH, "global_train_batch_size")
+    b.take(Dim.FFN, "model.ffn_config.ffn_hidden_size")
+    b.set(Dim.DTYPE, dtype_value(b.lookup("precision")))
+    ffn_type = b.lookup("model.ffn_config.ffn_type")
+    b.gated_mlp = ffn_type is not None and str(ffn_type.value) == "mptglu"
+    settle_dims(b)
+    hidden = b.dims.get(Dim.HIDDEN)
+    h = b.int(Dim.HIDDEN)
+    if Dim.FFN not in b.dims and hidden is not None and h:
+        ratio = b.lookup("model.expansion_ratio")
+        if ratio is None:
+            b.set(Dim.FFN, derived(DEFAULT_EXPANSION * h, (hidden,), "4 · d_model"))
+        elif isinstance(ratio.value, int | float) and not isinstance(ratio.value, bool):
+            width = int(h * ratio.value)
+            b.set(Dim.FFN, derived(width, (hidden, ratio), "int(d_model · expansion_ratio)"))
+    return training_config(b)

@@ -1,0 +1,223 @@
+"""Megatron-LM YAML: the experimental ``--yaml-cfg`` layout and the functional-test
+``MODEL_ARGS`` blocks.
+
+Detected by a ``language_model`` mapping holding ``hidden_size`` or ``num_layers``, or by a
+``MODEL_ARGS`` mapping whose keys are command-line flags (``--hidden-size``). ``MODEL_ARGS``
+blocks whose keys are dotted NeMo overrides (``model.config.hidden_size: 768``, Megatron-LM's
+``gpt-nemo`` test cases) are read with the NeMo key table (see `nemo`).
+
+Keys (YAML layout / flag): ``language_model.hidden_size`` / ``--hidden-size``,
+``num_attention_heads`` / ``--num-attention-heads``, ``num_query_groups`` /
+``--num-query-groups`` (a flag only counts with ``--group-query-attention``), ``kv_channels``
+(with ``--multi-latent-attention``: ``--qk-head-dim + --qk-pos-emb-head-dim``, ``--v-head-dim``),
+``ffn_hidden_size`` / ``--ffn-hidden-size``, ``num_layers``, ``num_moe_experts`` /
+``--num-experts``, ``moe_router_topk``, ``moe_ffn_hidden_size``,
+``model_parallel.tensor_model_parallel_size`` / ``--tensor-model-parallel-size``, top-level
+``micro_batch_size``, ``global_batch_size``, ``seq_length`` (else ``max_position_embeddings``),
+``vocab_size``, ``make_vocab_size_divisible_by`` (the vocab knob, default 128), ``bf16`` /
+``fp16``; gated MLP from ``swiglu``, ``gated_linear_unit`` or ``activation_func: swiglu``.
+
+Derived values, with Megatron-LM's own formulas:
+
+- FFN width when not stated (``megatron/training/arguments.py`` ``validate_args``, and
+  ``yaml_arguments.py`` for the YAML layout): ``int((4 · hidden · 2/3) / 64) · 64`` with
+  SwiGLU, else ``4 · hidden``.
+- Padded vocab when the vocab is stated (``megatron/training/vocab_utils.py`` and
+  ``megatron/core/tokenizers/utils/build_tokenizer.py`` ``vocab_size_with_padding``):
+  ``⌈v / (make_vocab_size_divisible_by · t)⌉ · make_vocab_size_divisible_by · t``.
+"""
+
+from __future__ import annotations
+
+from shapelint.lint.dialects import nemo
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    child,
+    derived,
+    round_up,
+    set_dtype_from_flags,
+    settle_dims,
+    training_config,
+)
+from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.source import Candidate, Document, Entry, Mapping
+
+NAME = "megatron-lm"
+DEFAULT_VOCAB_MULTIPLE = 128
+# Megatron-LM's defaults for --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim (MLA).
+MLA_QK_HEAD_DIM, MLA_ROPE_HEAD_DIM, MLA_V_HEAD_DIM = 128, 64, 128
+ARGS = "MODEL_ARGS"
+
+
+def _flag_keys(mapping: Mapping) -> bool:
+    return any(entry.key.startswith("--") for entry in mapping.entries)
+
+
+def _dotted_keys(mapping: Mapping) -> bool:
+    return any("." in entry.key for entry in mapping.entries)
+
+
+def detect(candidate: Candidate) -> bool:
+    """A ``language_model`` mapping with a model key, or a ``MODEL_ARGS`` flag block."""
+    root = candidate.root
+    args = root.get(ARGS)
+    if isinstance(args, Mapping) and (
+        _flag_keys(args) or any("." in entry.key for entry in args.entries)
+    ):
+        return True
+    lm = root.get("language_model")
+    return isinstance(lm, Mapping) and bool(child(lm, "hidden_size") or child(lm, "num_layers"))
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """The one model a Megatron-LM YAML file describes (or its batch/parallel settings)."""
+    args = candidate.root.get(ARGS)
+    if isinstance(args, Mapping) and not _flag_keys(args):
+        prefix = f"{candidate.key_prefix}.{ARGS}" if candidate.key_prefix else ARGS
+        nested = Candidate(candidate.name, _nest(args), prefix, candidate.kind)
+        return nemo.extract_as(doc, nested, extra_keys, NAME)
+    b = Builder(candidate, doc.path, NAME, extra_keys)
+    if isinstance(args, Mapping):
+        _take_flags(b)
+    else:
+        _take_yaml(b)
+    settle_dims(b)
+    _derive(b)
+    return training_config(b)
+
+
+def _take_yaml(b: Builder) -> None:
+    lm = "language_model."
+    b.take(Dim.HIDDEN, lm + "hidden_size")
+    b.take(Dim.HEADS, lm + "num_attention_heads")
+    b.take(Dim.KV_HEADS, lm + "num_query_groups")
+    b.take(Dim.HEAD_DIM, lm + "kv_channels")
+    b.take(Dim.FFN, lm + "ffn_hidden_size")
+    b.take(Dim.LAYERS, lm + "num_layers")
+    if b.take(Dim.EXPERTS, lm + "num_moe_experts") is not None:
+        b.take(Dim.EXPERTS_PER_TOKEN, lm + "moe_router_topk")
+        b.take(Dim.MOE_FFN, lm + "moe_ffn_hidden_size")
+    b.take(Dim.TP, "model_parallel.tensor_model_parallel_size", "tensor_model_parallel_size")
+    b.take(Dim.MICRO_BATCH, "micro_batch_size")
+    b.take(Dim.GLOBAL_BATCH, "global_batch_size")
+    b.take(Dim.SEQ_LEN, "seq_length", "max_position_embeddings")
+    b.take(Dim.VOCAB, "vocab_size")
+    b.take(Dim.VOCAB_MULTIPLE, "make_vocab_size_divisible_by")
+    set_dtype_from_flags(
+        b, {"bf16": ("model_parallel.bf16", "bf16"), "fp16": ("model_parallel.fp16", "fp16")}
+    )
+    swiglu = b.lookup("swiglu")
+    glu = b.lookup(lm + "gated_linear_unit")
+    act = b.lookup(lm + "activation_func")
+    b.gated_mlp = (
+        (swiglu is not None and swiglu.value is True)
+        or (glu is not None and glu.value is True)
+        or (act is not None and str(act.value).lower() == "swiglu")
+    )
+
+
+def _take_flags(b: Builder) -> None:
+    def flag(name: str) -> str:
+        return f"{ARGS}.--{name}"
+
+    b.take(Dim.HIDDEN, flag("hidden-size"))
+    b.take(Dim.HEADS, flag("num-attention-heads"))
+    gqa = b.lookup(flag("group-query-attention"))
+    if gqa is not None and gqa.value is True:
+        b.take(Dim.KV_HEADS, flag("num-query-groups"))
+    mla = b.lookup(flag("multi-latent-attention"))
+    if mla is not None and mla.value is True:
+        _mla_head_dims(b, mla)
+    b.take(Dim.HEAD_DIM, flag("kv-channels"))
+    b.take(Dim.FFN, flag("ffn-hidden-size"))
+    b.take(Dim.LAYERS, flag("num-layers"))
+    if b.take(Dim.EXPERTS, flag("num-experts")) is not None:
+        b.take(Dim.EXPERTS_PER_TOKEN, flag("moe-router-topk"))
+        b.take(Dim.MOE_FFN, flag("moe-ffn-hidden-size"))
+    b.take(Dim.TP, flag("tensor-model-parallel-size"))
+    b.take(Dim.MICRO_BATCH, flag("micro-batch-size"))
+    b.take(Dim.GLOBAL_BATCH, flag("global-batch-size"))
+    b.take(Dim.SEQ_LEN, flag("seq-length"), flag("max-position-embeddings"))
+    b.take(Dim.VOCAB, flag("vocab-size"))
+    b.take(Dim.VOCAB_MULTIPLE, flag("make-vocab-size-divisible-by"))
+    set_dtype_from_flags(b, {"bf16": (flag("bf16"),), "fp16": (flag("fp16"),)})
+    swiglu = b.lookup(flag("swiglu"))
+    b.gated_mlp = swiglu is not None and swiglu.value is True
+
+
+def _mla_head_dims(b: Builder, mla: Value) -> None:
+    """Multi-latent attention: query/key heads are ``qk_head_dim + qk_pos_emb_head_dim`` wide
+    (Megatron-LM's defaults 128 and 64), value heads ``v_head_dim`` (default 128)."""
+    qk = b.lookup(f"{ARGS}.--qk-head-dim")
+    rope = b.lookup(f"{ARGS}.--qk-pos-emb-head-dim")
+    qk_dim = qk.as_int if qk is not None else MLA_QK_HEAD_DIM
+    rope_dim = rope.as_int if rope is not None else MLA_ROPE_HEAD_DIM
+    if qk_dim is not None and rope_dim is not None:
+        sources = tuple(v for v in (qk, rope) if v is not None) or (mla,)
+        formula = "qk_head_dim + qk_pos_emb_head_dim (multi-latent attention)"
+        b.set(Dim.HEAD_DIM, derived(qk_dim + rope_dim, sources, formula))
+    if b.take(Dim.V_HEAD_DIM, f"{ARGS}.--v-head-dim") is None:
+        b.set(Dim.V_HEAD_DIM, derived(MLA_V_HEAD_DIM, (mla,), "v_head_dim default 128 (MLA)"))
+
+
+def megatron_ffn(hidden: int, swiglu: bool) -> int:
+    """Megatron-LM's FFN width when ``ffn_hidden_size`` is not set."""
+    return int((4 * hidden * 2 / 3) / 64) * 64 if swiglu else 4 * hidden
+
+
+def padded_vocab(vocab: int, multiple: int, tp: int) -> int:
+    """Megatron-LM's padded vocab: a multiple of ``multiple · tp``."""
+    return round_up(vocab, multiple * tp)
+
+
+def _derive(b: Builder) -> None:
+    hidden = b.dims.get(Dim.HIDDEN)
+    h = b.int(Dim.HIDDEN)
+    if Dim.FFN not in b.dims and hidden is not None and h:
+        formula = "int((4 · hidden · 2/3) / 64) · 64 (SwiGLU)" if b.gated_mlp else "4 · hidden"
+        b.set(Dim.FFN, derived(megatron_ffn(h, bool(b.gated_mlp)), (hidden,), formula))
+    vocab = b.dims.get(Dim.VOCAB)
+    v = b.int(Dim.VOCAB)
+    if Dim.PADDED_VOCAB in b.dims or vocab is None or not v:
+        return
+    sources: tuple[Value, ...] = (vocab,)
+    knob = b.dims.get(Dim.VOCAB_MULTIPLE)
+    multiple = b.int(Dim.VOCAB_MULTIPLE)
+    if knob is not None:
+        if multiple is None:
+            return
+        sources += (knob,)
+    tp_value = b.dims.get(Dim.TP)
+    tp = b.int(Dim.TP)
+    if tp_value is not None:
+        if tp is None:
+            return
+        sources += (tp_value,)
+    m, t = multiple or DEFAULT_VOCAB_MULTIPLE, tp or 1
+    formula = "⌈vocab / (make_vocab_size_divisible_by · tp)⌉ · make_vocab_size_divisible_by · tp"
+    b.set(Dim.PADDED_VOCAB, derived(padded_vocab(v, m, t), sources, formula, "padded_vocab_size"))
+
+
+def _nest(args: Mapping) -> Mapping:
+    """Dotted override keys (``model.config.hidden_size``) as nested mappings."""
+    groups: dict[str, list[Entry]] = {}
+    order: list[tuple[str, Entry | None]] = []
+    for entry in args.entries:
+        head, dot, rest = entry.key.partition(".")
+        if not dot or not head or not rest:
+            order.append((entry.key, entry))
+            continue
+        if head not in groups:
+            groups[head] = []
+            order.append((head, None))
+        groups[head].append(Entry(rest, entry.key_span, entry.value))
+    entries: list[Entry] = []
+    for key, plain in order:
+        if plain is not None:
+            entries.append(plain)
+            continue
+        members = groups[key]
+        inner = _nest(Mapping(tuple(members), args.span, args.shared))
+        entries.append(Entry(key, members[0].key_span, inner))
+    return Mapping(tuple(entries), args.span, args.shared)

@@ -1,0 +1,135 @@
+"""nanoGPT (karpathy): ``GPTConfig`` (class, call or dict) and the ``config/*.py`` training scripts.
+
+Model keys: ``n_embd`` hidden, ``n_head`` heads (no GQA: KV heads = heads), ``n_layer`` layers,
+``block_size`` context length (= training sequence length), ``vocab_size``. Training scripts
+add ``batch_size`` (the micro-batch per GPU), ``gradient_accumulation_steps``, ``dtype`` and
+``init_from``. The MLP is ``c_fc``/``c_proj`` with GELU: FFN = 4 · n_embd, not gated.
+
+A script is executed over ``train.py``'s globals, so a key it leaves out keeps train.py's
+default; ``GPTConfig`` has the same model defaults::
+
+    n_layer = 12, n_head = 12, n_embd = 768, block_size = 1024, vocab_size = 50304
+    batch_size = 12, gradient_accumulation_steps = 5 * 8             (scripts only)
+    ffn = 4 * n_embd
+    head_dim = n_embd // n_head
+
+``vocab_size`` 50304 is GPT-2's 50257 padded to a multiple of 64; a script that trains a
+character-level dataset (``dataset = "shakespeare_char"``) takes its vocab from the dataset's
+``meta.pkl``, which is not read here. ``init_from = "gpt2-xl"`` (etc.) loads OpenAI's GPT-2
+shape with vocab 50257; ``init_from = "resume"`` takes the shape from a checkpoint.
+"""
+
+from __future__ import annotations
+
+from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model
+from shapelint.lint.dialects.defaults import anchor, default, take_or_default
+from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.source import Candidate, Document
+
+NAME = "nanogpt"
+FRAMEWORK = "nanoGPT"
+MODEL_DEFAULTS: dict[str, int] = {
+    "n_layer": 12,
+    "n_head": 12,
+    "n_embd": 768,
+    "block_size": 1024,
+    "vocab_size": 50304,
+}
+SCRIPT_DEFAULTS: dict[str, int] = {"batch_size": 12, "gradient_accumulation_steps": 5 * 8}
+# OpenAI GPT-2 checkpoints nanoGPT can start from: (n_layer, n_head, n_embd); vocab 50257.
+GPT2_SHAPES: dict[str, tuple[int, int, int]] = {
+    "gpt2": (12, 12, 768),
+    "gpt2-medium": (24, 16, 1024),
+    "gpt2-large": (36, 20, 1280),
+    "gpt2-xl": (48, 25, 1600),
+}
+GPT2_VOCAB = 50257
+MODEL_KEYS = frozenset({"n_layer", "n_head", "n_embd"})
+SCRIPT_KEYS = frozenset({"gradient_accumulation_steps", "init_from"})
+# HF GPT-2 (config.json / GPT2Config) says n_embd too; these keys are HF's alone.
+HF_KEYS = frozenset(
+    {
+        "model_type",
+        "architectures",
+        "n_positions",
+        "n_ctx",
+        "n_inner",
+        "activation_function",
+        "resid_pdrop",
+        "layer_norm_epsilon",
+    }
+)
+PYTHON_KINDS = frozenset({"call", "dict", "class", "init"})
+
+
+def detect(candidate: Candidate) -> bool:
+    """A nanoGPT training script (module namespace) or a ``GPTConfig`` in Python."""
+    keys = set(candidate.root.keys())
+    if keys & HF_KEYS or "dim" in keys:
+        return False
+    if candidate.kind == "module":
+        return bool(keys & SCRIPT_KEYS) or {"batch_size", "block_size"} <= keys
+    return candidate.kind in PYTHON_KINDS and bool(keys & MODEL_KEYS)
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """One config: the model dims (defaults filled in) plus, for a script, batch dims."""
+    b = Builder(candidate, doc.path, NAME, extra_keys)
+    b.gated_mlp = False
+    source = anchor(b)
+    script = candidate.kind == "module"
+    init_from = b.lookup("init_from")
+    start = init_from.value if init_from is not None else "scratch"
+    if (script and start == "resume") or not isinstance(start, str):
+        b.shape_from_elsewhere = True
+    elif script and init_from is not None and start in GPT2_SHAPES:
+        _gpt2_shape(b, init_from, GPT2_SHAPES[start])
+    else:
+        _model(b, source, vocab=_default_vocab(b, script))
+    if script:
+        for dim, key in (
+            (Dim.MICRO_BATCH, "batch_size"),
+            (Dim.GRAD_ACCUM, "gradient_accumulation_steps"),
+        ):
+            take_or_default(b, dim, (key,), SCRIPT_DEFAULTS[key], source, FRAMEWORK)
+        b.take(Dim.DTYPE, "dtype")
+    hidden = b.dims.get(Dim.HIDDEN)
+    h = b.int(Dim.HIDDEN)
+    if hidden is not None and h:
+        b.set(Dim.FFN, derived(4 * h, (hidden,), "4 * n_embd (nanoGPT MLP)"))
+    config = b.build()
+    if script or looks_like_model(config.dims):
+        return [config]
+    return []
+
+
+def _default_vocab(b: Builder, script: bool) -> int | None:
+    """50304 unless a script trains a character-level dataset (vocab from its meta.pkl)."""
+    dataset = b.lookup("dataset")
+    if script and dataset is not None and (not dataset.known or "char" in str(dataset.value)):
+        return None
+    return MODEL_DEFAULTS["vocab_size"]
+
+
+def _model(b: Builder, source: Value, vocab: int | None) -> None:
+    for dim, key in (
+        (Dim.HIDDEN, "n_embd"),
+        (Dim.HEADS, "n_head"),
+        (Dim.LAYERS, "n_layer"),
+        (Dim.SEQ_LEN, "block_size"),
+    ):
+        take_or_default(b, dim, (key,), MODEL_DEFAULTS[key], source, FRAMEWORK)
+    take_or_default(b, Dim.VOCAB, ("vocab_size",), vocab, source, FRAMEWORK)
+
+
+def _gpt2_shape(b: Builder, init_from: Value, shape: tuple[int, int, int]) -> None:
+    """``init_from = "gpt2-…"``: OpenAI's shape; ``block_size`` may only crop the context."""
+    n_layer, n_head, n_embd = shape
+    for dim, key, value in (
+        (Dim.LAYERS, "n_layer", n_layer),
+        (Dim.HEADS, "n_head", n_head),
+        (Dim.HIDDEN, "n_embd", n_embd),
+        (Dim.VOCAB, "vocab_size", GPT2_VOCAB),
+    ):
+        b.set(dim, default(init_from, key, value, f"nanoGPT init_from={init_from.value!r}"))
+    take_or_default(b, Dim.SEQ_LEN, ("block_size",), 1024, init_from, FRAMEWORK)

@@ -1,0 +1,115 @@
+"""OLMo (allenai/OLMo) training configs.
+
+Detected by a ``model`` mapping with ``d_model`` and an OLMo-only model key (``mlp_ratio``,
+``mlp_hidden_size``, ``embedding_size``, ``block_type``, ``activation_type``,
+``max_sequence_length``, ``n_kv_heads``, ``weight_tying``, ``init_fn``), and no llm-foundry
+``name`` / ``expansion_ratio`` / ``attn_config``.
+
+Keys: ``model.d_model``, ``model.n_heads``, ``model.n_kv_heads`` (``multi_query_attention:
+true`` means 1), ``model.n_layers``, ``model.vocab_size``, ``model.embedding_size`` (the padded
+vocab the embedding and logit GEMMs use), ``model.max_sequence_length``,
+``device_train_microbatch_size``, ``global_train_batch_size``, ``precision`` (``amp_bf16`` …).
+
+FFN width, as ``OLMoBlock`` in ``olmo/model.py`` computes it: the first projection is
+``mlp_hidden_size`` wide, or ``mlp_ratio · d_model`` (``mlp_ratio`` defaults to 4); the
+activation's ``output_multiplier`` (0.5 for SwiGLU, which splits that projection into gate and
+up halves, 1 otherwise) gives the down projection's input::
+
+    ffn = int(output_multiplier · (mlp_hidden_size or mlp_ratio · d_model))
+
+``activation_type`` defaults to swiglu (``olmo/config.py``), so OLMo-7B's
+``mlp_hidden_size: 22016`` is an FFN of 11008.
+"""
+
+from __future__ import annotations
+
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    child,
+    derived,
+    dtype_value,
+    settle_dims,
+    training_config,
+)
+from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.source import Candidate, Document, Mapping
+
+NAME = "olmo"
+
+MARKERS = (
+    "mlp_ratio",
+    "mlp_hidden_size",
+    "embedding_size",
+    "block_type",
+    "activation_type",
+    "max_sequence_length",
+    "n_kv_heads",
+    "weight_tying",
+    "init_fn",
+)
+FOUNDRY_KEYS = ("name", "expansion_ratio", "attn_config")
+DEFAULT_MLP_RATIO = 4
+
+
+def detect(candidate: Candidate) -> bool:
+    """``model.d_model`` next to an OLMo-only model key."""
+    model = candidate.root.get("model")
+    if not isinstance(model, Mapping) or child(model, "d_model") is None:
+        return False
+    if any(child(model, k) for k in FOUNDRY_KEYS):
+        return False
+    return any(child(model, k) for k in MARKERS)
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """The one model an OLMo config describes."""
+    b = Builder(candidate, doc.path, NAME, extra_keys)
+    b.take(Dim.HIDDEN, "model.d_model")
+    b.take(Dim.HEADS, "model.n_heads")
+    if b.take(Dim.KV_HEADS, "model.n_kv_heads") is None:
+        mqa = b.lookup("model.multi_query_attention")
+        if mqa is not None and mqa.value is True:
+            b.set(Dim.KV_HEADS, derived(1, (mqa,), "multi_query_attention: true → 1 KV head"))
+    b.take(Dim.LAYERS, "model.n_layers")
+    b.take(Dim.VOCAB, "model.vocab_size")
+    b.take(Dim.PADDED_VOCAB, "model.embedding_size")
+    b.take(Dim.SEQ_LEN, "model.max_sequence_length")
+    b.take(Dim.MICRO_BATCH, "device_train_microbatch_size")
+    b.take(Dim.GLOBAL_BATCH, "global_train_batch_size")
+    b.set(Dim.DTYPE, dtype_value(b.lookup("precision")))
+    activation = b.lookup("model.activation_type")
+    b.gated_mlp = activation is None or str(activation.value).lower() == "swiglu"
+    settle_dims(b)
+    _ffn(b, activation)
+    return training_config(b)
+
+
+def _ffn(b: Builder, activation: Value | None) -> None:
+    if Dim.FFN in b.dims:
+        return
+    gated = bool(b.gated_mlp)
+    width = b.lookup("model.mlp_hidden_size")
+    sources: tuple[Value, ...]
+    if width is not None and width.as_int:
+        base, sources, formula = width.as_int, (width,), "mlp_hidden_size"
+        if not gated:
+            b.set(Dim.FFN, width)
+            return
+    else:
+        hidden = b.dims.get(Dim.HIDDEN)
+        h = b.int(Dim.HIDDEN)
+        ratio = b.lookup("model.mlp_ratio")
+        if hidden is None or not h:
+            return
+        if ratio is None:
+            base, sources, formula = DEFAULT_MLP_RATIO * h, (hidden,), "4 · d_model"
+        elif ratio.as_int:
+            base, sources, formula = ratio.as_int * h, (hidden, ratio), "mlp_ratio · d_model"
+        else:
+            return
+    if gated:
+        formula = f"({formula}) / 2 (SwiGLU splits the projection into gate and up)"
+        base = base // 2
+        sources += (activation,) if activation is not None else ()
+    b.set(Dim.FFN, derived(base, sources, formula))

@@ -1,0 +1,294 @@
+"""Settings files: ``[tool.shapelint]`` in ``pyproject.toml``, or ``.shapelint.toml``.
+
+Each linted file takes the settings of the nearest settings file found by walking up from its
+directory (``.shapelint.toml`` before ``pyproject.toml`` in one directory; a ``pyproject.toml``
+without ``[tool.shapelint]`` does not count). The walk stops at a directory holding ``.git``
+or at the filesystem root. ``--config FILE`` replaces the search for every file.
+
+Files are validated once, when loaded, against ``settings.schema.json``; a problem is a
+`SettingsError` whose one-line message names the file, the key and what was expected.
+``jsonschema`` is imported only when a settings file exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from shapelint.lint.dialects.common import KeyAliases
+from shapelint.lint.discover import discover
+from shapelint.lint.model import Attention, Dim, Finding, Mode, normalize_dtype
+from shapelint.lint.runner import FileResult, InternalError, LintOptions, LintResult, lint_file
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: tomli, the same parser (a dependency there only)
+    tomllib = importlib.import_module("tomli")
+
+SETTINGS_FILES = (".shapelint.toml", "pyproject.toml")
+
+
+class SettingsError(Exception):
+    """A settings file that cannot be read or does not match the schema (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated settings of one file; None / empty means "not set here"."""
+
+    path: str | None = None
+    gpu: tuple[str, ...] | None = None
+    gpu_file: str | None = None
+    dtype: str | None = None
+    mode: Mode | None = None
+    micro_batch: int | None = None
+    seq_len: int | None = None
+    tp: int | None = None
+    attention: Attention | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+    min_slowdown: float | None = None
+    fail_on: str | None = None
+    keys: KeyAliases = field(default_factory=dict)
+
+    @property
+    def root(self) -> str | None:
+        """The directory relative paths in these settings are resolved against."""
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else None
+
+    def excludes(self, path: str) -> bool:
+        """True when ``path`` matches one of these settings' ``exclude`` globs.
+
+        A glob matches the path relative to the settings file, any leading part of it
+        (``legacy`` or ``legacy/*``), or any single file or directory name in it.
+        """
+        if not self.exclude:
+            return False
+        root = self.root or os.getcwd()
+        rel = Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
+        parts = rel.split("/")
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        return any(
+            fnmatch.fnmatch(candidate, pattern)
+            for pattern in self.exclude
+            for candidate in (*prefixes, *parts)
+        )
+
+
+EMPTY = Settings()
+
+
+def _schema() -> dict[str, Any]:
+    text = resources.files("shapelint.lint").joinpath("settings.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    """One line for a jsonschema ValidationError: the key and what was expected."""
+    props: Mapping[str, Any] = schema["properties"]
+    path = [str(p) for p in error.absolute_path]
+    if error.validator == "additionalProperties" and not path:
+        unknown = sorted(k for k in data if k not in props)
+        key = unknown[0] if unknown else "?"
+        close = difflib.get_close_matches(key, list(props), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"unknown key {key!r} (known keys: {', '.join(props)}){hint}"
+    if error.validator == "propertyNames":
+        names = props["keys"]["propertyNames"]["enum"]
+        return f"keys: unknown dim {error.instance!r} (expected one of {', '.join(names)})"
+    key = path[0] if path else "?"
+    where = key + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in path[1:])
+    expected = props.get(key, {}).get("description", error.message)
+    return f"{where}: expected {expected}, got {json.dumps(error.instance)}"
+
+
+def validate(data: Mapping[str, Any], where: str) -> None:
+    """Check ``data`` against the settings schema; raise SettingsError naming ``where``."""
+    import jsonschema
+
+    schema = _schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise SettingsError(f"{where}: {_describe_error(error, data, schema)}")
+    dtype = data.get("dtype")
+    if dtype is not None and normalize_dtype(dtype) is None:
+        expected = schema["properties"]["dtype"]["description"]
+        raise SettingsError(f"{where}: dtype: expected {expected}, got {json.dumps(dtype)}")
+
+
+def _codes(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(v.strip().upper() for v in values)
+
+
+def from_dict(data: Mapping[str, Any], path: str) -> Settings:
+    """Validated settings from the table read from ``path``."""
+    shown = _display(path)
+    where = f"{shown} [tool.shapelint]" if os.path.basename(path) == "pyproject.toml" else shown
+    validate(data, where)
+    root = os.path.dirname(os.path.abspath(path))
+    gpu_file = data.get("gpu-file")
+    dtype = data.get("dtype")
+    return Settings(
+        path=path,
+        gpu=tuple(data["gpu"]) if "gpu" in data else None,
+        gpu_file=os.path.join(root, gpu_file) if gpu_file else None,
+        dtype=normalize_dtype(dtype) if dtype is not None else None,
+        mode=data.get("mode"),
+        micro_batch=data.get("micro-batch"),
+        seq_len=data.get("seq-len"),
+        tp=data.get("tp"),
+        attention=data.get("attention"),
+        select=_codes(data["select"]) if "select" in data else None,
+        ignore=_codes(data.get("ignore", ())),
+        per_file_ignores={k: _codes(v) for k, v in data.get("per-file-ignores", {}).items()},
+        exclude=tuple(data.get("exclude", ())),
+        min_slowdown=float(data["min-slowdown"]) if "min-slowdown" in data else None,
+        fail_on=data.get("fail-on"),
+        keys={Dim(k): tuple(v) for k, v in data.get("keys", {}).items()},
+    )
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            data: dict[str, Any] = tomllib.load(fh)
+            return data
+    except OSError as exc:
+        raise SettingsError(f"cannot read settings file {_display(path)}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{_display(path)}: invalid TOML: {exc}") from None
+
+
+def _section(path: str, data: Mapping[str, Any]) -> Any:
+    """The shapelint table of a parsed file: [tool.shapelint] or the whole file; None if absent."""
+    if os.path.basename(path) != "pyproject.toml":
+        return data
+    tool = data.get("tool")
+    return tool.get("shapelint") if isinstance(tool, dict) else None
+
+
+def load(path: str) -> Settings:
+    """Settings from ``path`` (an explicit ``--config``): a missing section means no settings."""
+    data = _read_toml(path)
+    section = _section(path, data)
+    if section is None:
+        return replace(EMPTY, path=path)
+    if not isinstance(section, dict):
+        raise SettingsError(f"{_display(path)}: [tool.shapelint] must be a table")
+    return from_dict(section, path)
+
+
+class SettingsResolver:
+    """Finds and caches the settings of each directory (or uses one ``--config`` file)."""
+
+    def __init__(self, config: str | None = None) -> None:
+        self._fixed = load(config) if config is not None else None
+        self._by_dir: dict[str, Settings] = {}
+
+    def for_file(self, path: str) -> Settings:
+        """The settings that apply to the file at ``path``."""
+        if self._fixed is not None:
+            return self._fixed
+        return self._for_dir(os.path.dirname(os.path.abspath(path)))
+
+    def _for_dir(self, directory: str) -> Settings:
+        cached = self._by_dir.get(directory)
+        if cached is not None:
+            return cached
+        found = self._here(directory)
+        if found is None:
+            parent = os.path.dirname(directory)
+            stop = parent == directory or os.path.exists(os.path.join(directory, ".git"))
+            found = EMPTY if stop else self._for_dir(parent)
+        self._by_dir[directory] = found
+        return found
+
+    @staticmethod
+    def _here(directory: str) -> Settings | None:
+        for name in SETTINGS_FILES:
+            path = os.path.join(directory, name)
+            if not os.path.isfile(path):
+                continue
+            section = _section(path, _read_toml(path))
+            if section is None:
+                continue
+            if not isinstance(section, dict):
+                raise SettingsError(f"{_display(path)}: [tool.shapelint] must be a table")
+            return from_dict(section, path)
+        return None
+
+
+@dataclass
+class ConfiguredResult:
+    """A lint result plus the settings each linted file was checked under."""
+
+    result: LintResult
+    settings: dict[str, Settings] = field(default_factory=dict)
+
+
+def lint_configured(
+    paths: Iterable[str],
+    exclude: Iterable[str],
+    resolver: SettingsResolver,
+    options_for: Callable[[Settings], LintOptions],
+    *,
+    report_unused_ignores: bool = False,
+) -> ConfiguredResult:
+    """Lint every file under ``paths``, each with the options built from its own settings.
+
+    Files are grouped by settings through ``options_for``'s cache key (the settings file), so
+    options are built once per settings file. A failure in one file is recorded, not raised.
+    """
+    out = ConfiguredResult(LintResult())
+    built: dict[str | None, LintOptions] = {}
+    for source in discover(paths, exclude):
+        settings = resolver.for_file(source.path)
+        if settings.excludes(source.path):
+            continue
+        if settings.path not in built:
+            built[settings.path] = options_for(settings)
+        options = built[settings.path]
+        out.settings[source.path] = settings
+        try:
+            file_result = lint_file(source, options)
+        except OSError as exc:
+            error = InternalError(source.path, f"cannot read file: {exc.strerror}")
+            out.result.errors.append(error)
+            continue
+        except Exception as exc:  # a bug in shapelint: report it for this file and go on
+            out.result.errors.append(InternalError(source.path, f"{type(exc).__name__}: {exc}"))
+            continue
+        if report_unused_ignores:
+            file_result.findings.extend(_unused(file_result, options))
+        out.result.files.append(file_result)
+    return out
+
+
+def _unused(file_result: FileResult, options: LintOptions) -> list[Finding]:
+    """SL008 findings for suppression comments that hid nothing in this file."""
+    from shapelint.lint.runner import lint_document, selected
+    from shapelint.rules.sl008_unused_ignore import unused_ignores
+
+    doc = file_result.doc
+    if not doc.suppressions or not selected("SL008", options, doc.path):
+        return []
+    _, raw = lint_document(replace(doc, suppressions={}), options)
+    return unused_ignores(doc, raw, lambda code: selected(code, options, doc.path))

@@ -1,0 +1,467 @@
+"""The Python config reader: candidates, exact positions, constant folding, errors, comments."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shapelint.lint.formats import parse
+from shapelint.lint.formats.python import parse_python
+from shapelint.lint.source import Candidate, Document, Mapping, Node, Scalar, Sequence
+
+
+def py(source: str, path: str = "config.py") -> Document:
+    return parse_python(path, textwrap.dedent(source).lstrip("\n"))
+
+
+def cand(doc: Document, name: str) -> Candidate:
+    found = [c for c in doc.candidates if c.name == name]
+    assert found, f"no candidate {name!r} in {[c.name for c in doc.candidates]}"
+    return found[0]
+
+
+def scalar(node: Node | None) -> Scalar:
+    assert isinstance(node, Scalar), node
+    return node
+
+
+def at(doc: Document, node: Node | None) -> tuple[int, int, str]:
+    """(line, column, text as written) of a scalar."""
+    s = scalar(node)
+    return s.span.line, s.span.column, doc.text[s.span.start : s.span.end]
+
+
+def pos(doc: Document, line: int, context: str, literal: str) -> tuple[int, int, str]:
+    """Where ``literal`` sits on ``line``, found right after ``context`` (independently of the
+    parser): the expected `at` of a value."""
+    text = doc.text.splitlines()[line - 1]
+    column = text.index(context + literal) + len(context) + 1
+    return line, column, literal
+
+
+HF5_LLAMA = '''
+from huggingface_hub.dataclasses import strict
+
+from ...configuration_utils import PreTrainedConfig
+from ...utils.type_validators import interval, positive_int_field
+
+
+@strict
+class LlamaConfig(PreTrainedConfig):
+    r"""Llama-2-7B defaults."""
+
+    model_type = "llama"
+    sub_configs = {"text_config": AutoConfig}
+    vocab_size: int = 32000
+    hidden_size: int = positive_int_field(default=4096)
+    intermediate_size: int = 11008
+    num_hidden_layers: int = 32
+    num_attention_heads: int = 32
+    num_key_value_heads: int | None = None
+    hidden_act: str = "silu"
+    initializer_range: float = interval(min=0.0, max=1.0)(default=0.02)
+    rope_parameters: dict | None = None
+
+    def __post_init__(self, **kwargs):
+        if self.head_dim is None:
+            self.head_dim = self.hidden_size // self.num_attention_heads
+'''
+
+
+def test_hf5_class_body_fields_with_positions() -> None:
+    doc = py(HF5_LLAMA)
+    c = cand(doc, "LlamaConfig")
+    assert c.kind == "class"
+    root = c.root
+    assert list(root.keys())[:4] == ["model_type", "sub_configs", "vocab_size", "hidden_size"]
+    assert at(doc, root.get("vocab_size")) == pos(doc, 13, "int = ", "32000")
+    # positive_int_field(default=4096): the value is the default, positioned on the 4096
+    assert at(doc, root.get("hidden_size")) == pos(doc, 14, "default=", "4096")
+    assert scalar(root.get("hidden_size")).value == 4096
+    assert at(doc, root.get("initializer_range")) == pos(doc, 20, "(default=", "0.02")
+    assert scalar(root.get("num_key_value_heads")).value is None
+    assert scalar(root.get("num_key_value_heads")).known
+    sub = root.get("sub_configs")
+    assert isinstance(sub, Mapping)
+    assert not scalar(sub.get("text_config")).known
+    key = next(e for e in root.entries if e.key == "intermediate_size")
+    assert (key.key_span.line, key.key_span.column) == (15, 5)
+
+
+HF4_GPT2 = """
+class GPT2Config(PretrainedConfig):
+    model_type = "gpt2"
+    keys_to_ignore_at_inference = ["past_key_values"]
+
+    def __init__(
+        self,
+        vocab_size=50257,
+        n_positions=1024,
+        n_embd=768,
+        n_layer=12,
+        n_head=12,
+        n_inner=None,
+        activation_function="gelu_new",
+        *,
+        layer_norm_epsilon: float = 1e-5,
+        **kwargs,
+    ):
+        self.vocab_size = vocab_size
+        super().__init__(bos_token_id=50256, **kwargs)
+"""
+
+
+def test_hf4_init_defaults() -> None:
+    doc = py(HF4_GPT2)
+    c = cand(doc, "GPT2Config")
+    assert c.kind == "init"
+    keys = list(c.root.keys())
+    assert keys[:2] == ["model_type", "keys_to_ignore_at_inference"]
+    assert "self" not in keys and "kwargs" not in keys
+    assert at(doc, c.root.get("n_embd")) == pos(doc, 9, "n_embd=", "768")
+    assert scalar(c.root.get("layer_norm_epsilon")).value == 1e-5
+    assert isinstance(c.root.get("keys_to_ignore_at_inference"), Sequence)
+
+
+def test_call_with_keywords_and_underscored_literal() -> None:
+    doc = py(
+        """
+        config = GPTConfig(
+            block_size=1024,
+            vocab_size=50_304,
+            n_layer=12, n_head=12, n_embd=768,
+            bias=False,
+        )
+        """
+    )
+    c = cand(doc, "config")
+    assert c.kind == "call"
+    vocab = scalar(c.root.get("vocab_size"))
+    assert (vocab.value, vocab.expression) == (50304, None)
+    assert at(doc, vocab) == pos(doc, 3, "vocab_size=", "50_304")
+    assert at(doc, c.root.get("n_head")) == pos(doc, 4, "n_head=", "12")
+    assert scalar(c.root.get("bias")).value is False
+    entry = next(e for e in c.root.entries if e.key == "n_embd")
+    line, column, _ = pos(doc, 4, "", "n_embd")
+    key = entry.key_span
+    assert (key.line, key.column, key.end_column) == (line, column, column + len("n_embd"))
+
+
+def test_constant_expressions_are_folded_with_their_source() -> None:
+    doc = py(
+        """
+        DIM = 4096
+        MULT = 2 ** 8
+        args = dict(
+            tokens=4096 * 32,
+            ffn=8 * 1024 // 3,
+            neg=-1,
+            width=DIM,
+            ffn2=(MULT * 43),
+            later=LATER,
+            call=compute(3),
+            attr=torch.bfloat16,
+            text="a" "b",
+            ratio=1.3,
+            nothing=None,
+        )
+        LATER = 5
+        """
+    )
+    root = cand(doc, "args").root
+    tokens = scalar(root.get("tokens"))
+    assert (tokens.value, tokens.expression, tokens.known) == (131072, "4096 * 32", True)
+    assert at(doc, tokens) == pos(doc, 4, "tokens=", "4096 * 32")
+    assert scalar(root.get("ffn")).value == 2730
+    neg = scalar(root.get("neg"))
+    assert (neg.value, neg.expression) == (-1, None)
+    width = scalar(root.get("width"))
+    assert (width.value, width.expression) == (4096, "DIM")
+    ffn2 = scalar(root.get("ffn2"))
+    assert (ffn2.value, ffn2.expression) == (11008, "MULT * 43")
+    assert at(doc, ffn2) == pos(doc, 8, "ffn2=(", "MULT * 43")  # inside the parentheses
+    for key in ("later", "call", "attr"):
+        unknown = scalar(root.get(key))
+        assert (unknown.known, unknown.value) == (False, None), key
+    assert scalar(root.get("call")).expression == "compute(3)"
+    assert scalar(root.get("text")).value == "ab"
+    assert scalar(root.get("ratio")).value == 1.3
+    assert scalar(root.get("nothing")).known
+
+
+def test_runaway_arithmetic_is_unknown_not_computed() -> None:
+    doc = py("x = dict(a=10 ** 10 ** 10, b=1 << 100000, c=1 / 0, d=2 ** -1)\n")
+    root = cand(doc, "x").root
+    for key in ("a", "b", "c"):
+        assert not scalar(root.get(key)).known, key
+    assert scalar(root.get("d")).value == 0.5
+
+
+def test_conditional_bindings_are_not_constants() -> None:
+    doc = py(
+        """
+        A = 1
+        if cond:
+            A = 2
+        B = 3
+        for B in range(4):
+            pass
+        cfg = dict(a=A, b=B)
+        """
+    )
+    root = cand(doc, "cfg").root
+    assert not scalar(root.get("a")).known
+    assert not scalar(root.get("b")).known
+
+
+TORCHTITAN = """
+llama3_configs = {
+    "8B": TransformerModelArgs(
+        dim=4096,
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=8,
+        ffn_dim_multiplier=1.3,
+        multiple_of=1024,
+        rope_theta=500000,
+    ),
+    "70B": TransformerModelArgs(dim=8192, n_layers=80, n_heads=64, n_kv_heads=8),
+}
+"""
+
+
+def test_dict_of_calls_is_a_collection() -> None:
+    doc = py(TORCHTITAN)
+    assert [c.name for c in doc.candidates] == ['llama3_configs["8B"]', 'llama3_configs["70B"]']
+    eight = cand(doc, 'llama3_configs["8B"]')
+    assert eight.kind == "call"
+    assert at(doc, eight.root.get("ffn_dim_multiplier")) == pos(doc, 7, "=", "1.3")
+    seventy = cand(doc, 'llama3_configs["70B"]').root
+    assert at(doc, seventy.get("n_heads")) == pos(doc, 11, "n_heads=", "64")
+
+
+LITGPT = """
+configs = [
+    dict(name="pythia-14m", hf_config=dict(org="EleutherAI", name="pythia-14m"), n_embd=128),
+]
+llama_2 = [
+    # https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json
+    dict(
+        name="Llama-2-7b{}-hf",
+        hf_config=dict(org="meta-llama", name="Llama-2-7b{}-hf"),
+        vocab_size=32000,
+        padding_multiple=64,
+        intermediate_size=11008,
+    ),
+]
+for c in llama_2:
+    for kind in ("", "-chat"):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        configs.append(copy)
+configs.append(
+    dict(name="Llama-3.1-Nemotron-70B-Instruct-HF", n_embd=8192, n_head=64),
+)
+configs.extend([dict(name="extra-a", n_embd=256), dict(name="extra-b", n_embd=512)])
+variants = [dict(name=f"v{i}", n_embd=64 * i) for i in range(3)]
+"""
+
+
+def test_litgpt_lists_appends_and_extends() -> None:
+    doc = py(LITGPT)
+    names = [c.name for c in doc.candidates]
+    assert names == [
+        "configs[0] pythia-14m",
+        "llama_2[0] Llama-2-7b{}-hf",
+        "configs.append[0] Llama-3.1-Nemotron-70B-Instruct-HF",
+        "configs.extend[0][0] extra-a",
+        "configs.extend[0][1] extra-b",
+    ]
+    llama = cand(doc, "llama_2[0] Llama-2-7b{}-hf")
+    hf_config = llama.root.get("hf_config")
+    assert isinstance(hf_config, Mapping)
+    assert scalar(hf_config.get("org")).value == "meta-llama"
+    assert at(doc, llama.root.get("vocab_size")) == pos(doc, 9, "vocab_size=", "32000")
+
+
+def test_nested_dicts_become_mappings_with_positions() -> None:
+    doc = py(
+        """
+        config = {
+            "model_type": "llava",
+            "text_config": {"hidden_size": 4096, "num_attention_heads": 32},
+            "vision_config": dict(hidden_size=1024, num_attention_heads=16),
+        }
+        """
+    )
+    c = cand(doc, "config")
+    assert c.kind == "dict"
+    text = c.root.get("text_config")
+    assert isinstance(text, Mapping)
+    assert at(doc, text.get("hidden_size")) == pos(doc, 3, '"hidden_size": ', "4096")
+    key = text.entries[0].key_span
+    assert doc.text[key.start : key.end] == '"hidden_size"'
+    vision = c.root.get("vision_config")
+    assert isinstance(vision, Mapping)
+    assert scalar(vision.get("num_attention_heads")).value == 16
+
+
+NANOGPT = """
+# config for training GPT-2 (124M) down to very nice loss of ~2.85 on 1 node of 8X A100 40GB
+wandb_log = True
+wandb_project = 'owt'
+
+# these make the total batch size be ~0.5M
+# 12 batch size * 1024 block size * 5 gradaccum * 8 GPUs = 491,520
+batch_size = 12
+block_size = 1024
+gradient_accumulation_steps = 5 * 8
+dtype = 'bfloat16' if torch.cuda.is_bf16_supported() else 'float16'
+__version__ = "1"
+"""
+
+
+def test_module_assignments_form_one_module_candidate() -> None:
+    doc = py(NANOGPT)
+    assert len(doc.candidates) == 1
+    module = doc.candidates[0]
+    assert (module.name, module.kind) == ("", "module")
+    assert list(module.root.keys()) == [
+        "wandb_log",
+        "wandb_project",
+        "batch_size",
+        "block_size",
+        "gradient_accumulation_steps",
+        "dtype",
+    ]
+    assert at(doc, module.root.get("batch_size")) == pos(doc, 7, "= ", "12")
+    accum = scalar(module.root.get("gradient_accumulation_steps"))
+    assert (accum.value, accum.expression) == (40, "5 * 8")
+    assert not scalar(module.root.get("dtype")).known
+
+
+def test_functions_have_their_own_constants_and_scope_in_the_name() -> None:
+    doc = py(
+        """
+        def _1b():
+            dim = 2048
+            return ModelConfig(dim=dim, n_heads=32)
+
+        def main():
+            cfg = GPTConfig(n_embd=dim)
+        """
+    )
+    first = cand(doc, "ModelConfig (in _1b)")
+    assert scalar(first.root.get("dim")).value == 2048
+    assert not scalar(cand(doc, "cfg (in main)").root.get("n_embd")).known
+
+
+def test_non_ascii_and_crlf_positions() -> None:
+    text = 'title = "Llama ü 🦙"; hidden = 4096\r\ncfg = dict(note="naïve", n_embd=768)\r\n'
+    doc = parse_python("x.py", text)
+    module = cand(doc, "")
+    hidden = scalar(module.root.get("hidden"))
+    assert text[hidden.span.start : hidden.span.end] == "4096"
+    # column counts characters: 🦙 is one column although it is 4 bytes in UTF-8
+    assert (hidden.span.line, hidden.span.column) == (1, text.index("4096") + 1)
+    n_embd = scalar(cand(doc, "cfg").root.get("n_embd"))
+    assert text[n_embd.span.start : n_embd.span.end] == "768"
+    second_line = text.split("\r\n")[1]
+    assert (n_embd.span.line, n_embd.span.column) == (2, second_line.index("768") + 1)
+
+
+def test_form_feed_positions_still_point_at_the_value() -> None:
+    text = "a = 1\n\x0cb = dict(n_embd=22)\n"
+    doc = parse_python("x.py", text)
+    value = scalar(cand(doc, "b").root.get("n_embd"))
+    assert text[value.span.start : value.span.end] == "22"
+
+
+def test_syntax_error_is_sl000_with_position() -> None:
+    doc = py("a = dict(n_embd=1)\nb = (1,\nc = 2\n")
+    assert not doc.ok and not doc.candidates
+    problem = doc.problems[0]
+    assert problem.code == "SL000"
+    assert (problem.span.line, problem.span.column) == (2, 5)
+    doc = parse_python("x.py", "x = 1\nname é = $\n")
+    assert (doc.problems[0].span.line, doc.problems[0].span.column) == (2, 6)
+
+
+def test_duplicate_keys_and_keywords_are_sl001() -> None:
+    doc = py('a = {"dim": 1, "dim": 2}\nb = dict(n=1, n=2)\n')
+    codes = [(p.code, p.key, p.span.line, p.span.column) for p in doc.problems]
+    assert codes == [("SL001", "dim", 1, 16), ("SL001", "n", 2, 15)]
+    assert scalar(cand(doc, "a").root.get("dim")).value == 2
+
+
+def test_suppression_comments() -> None:
+    doc = py(
+        """
+        cfg = dict(
+            vocab_size=50257,  # shapelint: ignore[SL101, sl102]
+            n_embd=768,  # shapelint: ignore
+            note="# shapelint: ignore[SL999]",
+            n_head=12,  # unrelated comment
+        )
+        """
+    )
+    assert doc.suppressions == {2: frozenset({"SL101", "SL102"}), 3: frozenset()}
+
+
+def test_libcst_is_not_imported_for_json() -> None:
+    code = (
+        "import sys\n"
+        "from shapelint.lint.formats import parse\n"
+        "import shapelint.lint.formats.python\n"
+        "parse('c.json', b'{\"hidden_size\": 64}', 'json')\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_dispatch_through_formats_parse() -> None:
+    doc = parse("m.py", b"n_embd = 768\nbatch_size = 8\n", "python")
+    assert doc.format == "python" and doc.candidates[0].kind == "module"
+
+
+SAMPLE = HF5_LLAMA + LITGPT + TORCHTITAN + NANOGPT
+
+
+def _check_spans(doc: Document) -> None:
+    def walk(node: Node) -> None:
+        assert 0 <= node.span.start <= node.span.end <= len(doc.text)
+        if isinstance(node, Mapping):
+            for entry in node.entries:
+                walk(entry.value)
+        elif isinstance(node, Sequence):
+            for item in node.items:
+                walk(item)
+        elif node.expression is not None:
+            assert doc.text[node.span.start : node.span.end] == node.expression
+
+    for candidate in doc.candidates:
+        walk(candidate.root)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200))
+def test_random_text_never_raises(text: str) -> None:
+    doc = parse_python("fuzz.py", text)
+    _check_spans(doc)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=len(SAMPLE)),
+    st.integers(min_value=0, max_value=20),
+    st.text(alphabet="()[]{}=,:#'\"\\\n\r\t 0123456789_*+-/.éx", max_size=6),
+)
+def test_mutated_real_file_never_raises(position: int, cut: int, insert: str) -> None:
+    text = SAMPLE[:position] + insert + SAMPLE[position + cut :]
+    doc = parse_python("fuzz.py", text)
+    _check_spans(doc)
