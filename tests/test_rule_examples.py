@@ -9,7 +9,8 @@ from conftest import parse_text
 
 from shapelint.lint import dialects
 from shapelint.lint.fixer import apply_edits
-from shapelint.lint.model import Finding, Target
+from shapelint.lint.model import Finding
+from shapelint.lint.runner import LintOptions, TargetOptions, resolve_target
 from shapelint.perf.gpus import lookup
 from shapelint.rules import REGISTRY, RuleModule, fixable
 from shapelint.rules.base import Example
@@ -30,10 +31,13 @@ def findings_for(module: RuleModule, example: Example) -> tuple[str, list[Findin
             for p in doc.problems
             if p.code == module.RULE.code
         ]
-    target = replace(Target(gpu=lookup("H100-SXM")), **example.target)  # type: ignore[arg-type]
+    # The target is resolved as the runner does: the example's target fields act as CLI flags
+    # over the values the config itself states (micro-batch, sequence, tensor parallel).
+    gpu = lookup("H100-SXM")
+    options = LintOptions(gpus=(gpu,), flags=TargetOptions(**example.target))  # type: ignore[arg-type]
     out: list[Finding] = []
     for config in dialects.extract(doc):
-        out.extend(module.check(config, target))
+        out.extend(module.check(config, resolve_target(config, gpu, options)))
     return doc.text, out
 
 

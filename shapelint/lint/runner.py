@@ -109,20 +109,40 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
     if seq is not None and config.seq_is_max_context:
         seq = min(seq, DEFAULT_SEQ_LEN)
     config_dtype = config.get(Dim.DTYPE)
+    dtype = _first(
+        flags.dtype,
+        normalize_dtype(config_dtype.value) if config_dtype is not None else None,
+        defaults.dtype,
+        "bf16",
+    )
     return Target(
         gpu=gpu,
-        dtype=_first(
-            flags.dtype,
-            normalize_dtype(config_dtype.value) if config_dtype is not None else None,
-            defaults.dtype,
-            "bf16",
-        ),
+        dtype=runnable_dtype(dtype, gpu),
         micro_batch=_first(flags.micro_batch, config.int(Dim.MICRO_BATCH), defaults.micro_batch, 1),
         seq_len=_first(flags.seq_len, seq, defaults.seq_len, DEFAULT_SEQ_LEN),
         tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),
         mode=_first(flags.mode, defaults.mode, "train"),
         attention=_first(flags.attention, defaults.attention, "flash"),
     )
+
+
+# A GPU without a dtype's Tensor Core rate runs the nearest one it has (V100: bf16 → fp16).
+DTYPE_FALLBACK: dict[str, tuple[str, ...]] = {
+    "bf16": ("fp16", "fp32"),
+    "fp16": ("bf16", "fp32"),
+    "fp8": ("bf16", "fp16"),
+    "tf32": ("fp32",),
+}
+
+
+def runnable_dtype(dtype: str, gpu: GPU) -> str:
+    """``dtype`` if ``gpu`` has a rate for it, else the nearest one it has."""
+    if dtype in gpu.peak_tflops:
+        return dtype
+    for other in DTYPE_FALLBACK.get(dtype, ()):
+        if other in gpu.peak_tflops:
+            return other
+    return dtype
 
 
 def _first(*values: T | None) -> T:

@@ -110,7 +110,7 @@ def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, An
         close = difflib.get_close_matches(key, list(props), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return f"unknown key {key!r} (known keys: {', '.join(props)}){hint}"
-    if error.validator == "propertyNames":
+    if "propertyNames" in error.schema_path:
         names = props["keys"]["propertyNames"]["enum"]
         return f"keys: unknown dim {error.instance!r} (expected one of {', '.join(names)})"
     key = path[0] if path else "?"

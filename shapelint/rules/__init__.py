@@ -22,6 +22,11 @@ from shapelint.rules import (
     sl103_hidden_alignment,
     sl104_ffn_alignment,
     sl105_fp8_alignment,
+    sl201_tokens_per_microbatch,
+    sl202_wave_quantization,
+    sl203_attention_batch,
+    sl204_memory_bound,
+    sl205_tensor_parallel_too_large,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -40,6 +45,11 @@ _MODULES = [
     sl103_hidden_alignment,
     sl104_ffn_alignment,
     sl105_fp8_alignment,
+    sl201_tokens_per_microbatch,
+    sl202_wave_quantization,
+    sl203_attention_batch,
+    sl204_memory_bound,
+    sl205_tensor_parallel_too_large,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

@@ -32,15 +32,15 @@ _COMMENT = re.compile(r"#\s*shapelint:\s*ignore\b(?:\[[^\]]*\])?")
 
 EXAMPLES = [
     Example(
-        "model:\n  vocab_size: 50257  # shapelint: ignore[SL101]\n  hidden_size: 768\n"
-        "  num_attention_heads: 12\n",
+        "hidden_size: 768\nnum_attention_heads: 12\n"
+        "vocab_size: 50257  # shapelint: ignore[SL101]\n",
         valid=True,
         format="yaml",
         note="the comment hides the SL101 finding on its line",
     ),
     Example(
-        "model:\n  vocab_size: 50304\n  hidden_size: 768  # shapelint: ignore[SL101]\n"
-        "  num_attention_heads: 12\n",
+        "hidden_size: 768  # shapelint: ignore[SL101]\nnum_attention_heads: 12\n"
+        "vocab_size: 50304\n",
         valid=False,
         format="yaml",
         note="no SL101 finding points at `hidden_size`",

@@ -65,19 +65,25 @@ def format_finding(finding: Finding, ctx: ReportContext) -> str:
     return line
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 config``, ``2 configs``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def summary(result: LintResult, ctx: ReportContext) -> str:
     """The closing line: counts by severity, files, and what --fix could do."""
     findings = result.findings
     files = len(result.files)
     configs = len(result.configs)
     if not findings:
-        return f"All checks passed ({configs} configs in {files} files)."
+        return f"All checks passed ({plural(configs, 'config')} in {plural(files, 'file')})."
     by = Counter(f.severity for f in findings)
     counts = ", ".join(
         f"{by[s]} {s}{'s' if by[s] != 1 else ''}" for s in ("error", "warning", "info") if by[s]
     )
     noun = "problem" if len(findings) == 1 else "problems"
-    text = f"Found {len(findings)} {noun} ({counts}) in {configs} configs in {files} files."
+    where = f"{plural(configs, 'config')} in {plural(files, 'file')}"
+    text = f"Found {len(findings)} {noun} ({counts}) in {where}."
     safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe")
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
     if safe:
