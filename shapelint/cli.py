@@ -11,13 +11,15 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
 from shapelint.lint.model import DTYPES, SEVERITY_RANK, normalize_dtype
 from shapelint.lint.runner import LintOptions, LintResult, TargetOptions
 
 if TYPE_CHECKING:
+    from shapelint.lint.dialects.common import KeyAliases
+    from shapelint.lint.model import ModelConfig
     from shapelint.lint.report import ReportContext, Reporter
     from shapelint.lint.settings import Settings
 
@@ -119,6 +121,19 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code")
     gpus = sub.add_parser("gpus", help="print the GPU table")
     gpus.add_argument("--gpu-file", metavar="FILE")
+    explain = sub.add_parser("explain", help="print the performance model's view of a config")
+    explain.add_argument("path", metavar="CONFIG", help="one config file")
+    explain.add_argument("--config-name", metavar="NAME", help="only the config named NAME")
+    explain.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help='text (default) or json: one object, or {"configs": [...]} for several',
+    )
+    explain.add_argument(
+        "--plot", metavar="FILE", help="draw the roofline chart to FILE (.png, .svg; needs [plot])"
+    )
+    add_target_flags(explain)
     return parser
 
 
@@ -403,6 +418,119 @@ def run_rule(code: str, out: TextIO) -> int:
     return 0
 
 
+def _explained_configs(path: str, name: str | None, keys: KeyAliases) -> list[ModelConfig]:
+    """The configs of the one file ``path`` that have a model shape (``name``: only that one)."""
+    from shapelint.lint import dialects
+    from shapelint.lint.discover import KINDS, kind_of
+    from shapelint.lint.formats import parse
+
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory: explain reads one config file")
+    kind = kind_of(path)
+    if kind is None:
+        raise UsageError(f"{path}: not a config file shapelint reads ({', '.join(KINDS)})")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    doc = parse(path, data, kind)
+    if not doc.ok:
+        p = doc.problems[0]
+        raise UsageError(f"{path}:{p.span.line}:{p.span.column}: {p.message}")
+    configs = [c for c in dialects.extract(doc, keys) if not c.shape_from_elsewhere]
+    if not configs:
+        raise UsageError(f"{path}: no model config found (explain needs a model's shape)")
+    if name is None:
+        return configs
+    picked = [c for c in configs if name in (c.name, c.name.split(" ", 1)[-1])]
+    picked = picked or [c for c in configs if c.name.lower() == name.lower()]
+    if not picked:
+        names = ", ".join(repr(c.name) for c in configs[:10])
+        more = f" and {len(configs) - 10} more" if len(configs) > 10 else ""
+        raise UsageError(f"{path}: no config named {name!r} (found {names}{more})")
+    return picked
+
+
+def run_explain(args: argparse.Namespace, out: TextIO) -> int:
+    """``shapelint explain``: every GEMM of one step of each config in one file, as the
+    performance model sees it; ``--format json`` prints one object for one config (and GPU),
+    ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart."""
+    import json
+
+    from shapelint.lint.runner import resolve_target
+    from shapelint.lint.settings import SettingsError, SettingsResolver
+    from shapelint.perf.explain import explain, render_explain_text
+    from shapelint.perf.gpus import UnsupportedDtypeError
+
+    try:
+        settings = SettingsResolver().for_file(args.path)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+    configs = _explained_configs(args.path, args.config_name, settings.keys)
+    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
+    options = LintOptions(
+        gpus=gpus,  # type: ignore[arg-type]
+        flags=TargetOptions(
+            dtype=args.dtype,
+            micro_batch=args.micro_batch,
+            seq_len=args.seq_len,
+            tp=args.tp,
+            mode=args.mode,
+            attention=args.attention,
+        ),
+        defaults=TargetOptions(
+            dtype=settings.dtype,
+            micro_batch=settings.micro_batch,
+            seq_len=settings.seq_len,
+            tp=settings.tp,
+            mode=settings.mode,
+            attention=settings.attention,
+        ),
+    )
+    for gpu in options.gpus:
+        try:
+            if args.dtype is not None:  # asked for by name: no silent fallback to another dtype
+                gpu.peak(args.dtype)
+        except UnsupportedDtypeError as exc:
+            raise UsageError(str(exc)) from None
+    results: list[dict[str, Any]] = []
+    for config in configs:
+        for gpu in options.gpus:
+            try:
+                results.append(explain(config, resolve_target(config, gpu, options)))
+            except UnsupportedDtypeError as exc:
+                raise UsageError(str(exc)) from None
+    if args.plot:
+        _plot(results, args.plot)
+    if args.format == "json":
+        payload = results[0] if len(results) == 1 else {"configs": results}
+        out.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        out.write("\n".join(render_explain_text(r) for r in results))
+    return 0
+
+
+def _plot(results: list[dict[str, Any]], path: str) -> None:
+    from shapelint.perf.plot import MissingExtraError, plot_roofline
+
+    if len(results) != 1:
+        raise UsageError(
+            f"--plot draws one config on one GPU, not {len(results)}: "
+            "choose one with --config-name and a single --gpu"
+        )
+    try:
+        plot_roofline(results[0], path)
+    except MissingExtraError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # matplotlib: an unknown image format
+        raise UsageError(f"cannot draw {path}: {exc}") from None
+
+
 def run_gpus(gpu_file: str | None, out: TextIO) -> int:
     """``shapelint gpus``: the GPU table."""
     from shapelint.perf.gpus import GPUTableError, load_table
@@ -443,6 +571,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             return run_rule(args.code, out)
         if args.command == "gpus":
             return run_gpus(args.gpu_file, out)
+        if args.command == "explain":
+            return run_explain(args, out)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")

@@ -199,6 +199,7 @@ def test_action_inputs_and_steps_are_declared() -> None:
         assert "${{" not in step.get("run", ""), step.get("name")
 
 
+@pytest.mark.network
 def test_action_annotates_summarizes_and_writes_sarif(tmp_path: Path, runner_python: Path) -> None:
     import jsonschema
 
@@ -245,6 +246,7 @@ def test_action_annotates_summarizes_and_writes_sarif(tmp_path: Path, runner_pyt
     assert str(runner_python.parent.parent) in where
 
 
+@pytest.mark.network
 def test_action_passes_on_clean_configs(tmp_path: Path, runner_python: Path) -> None:
     rc, output, _, outputs = run_action(
         tmp_path, runner_python, {"paths": "clean", "args": "--fail-on warning"}
@@ -255,6 +257,7 @@ def test_action_passes_on_clean_configs(tmp_path: Path, runner_python: Path) -> 
     assert "All checks passed" in (tmp_path / "step_summary.md").read_text()
 
 
+@pytest.mark.network
 def test_action_settings_error_fails_the_step(tmp_path: Path, runner_python: Path) -> None:
     rc, output, _, outputs = run_action(
         tmp_path, runner_python, {"paths": "clean", "args": "--tp 0"}

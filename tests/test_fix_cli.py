@@ -7,7 +7,9 @@ import os
 import shutil
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -40,6 +42,9 @@ FIXTURES = [
 ]
 
 
+SHAPE_RULES = "SL0,SL1"
+
+
 def _fixed_name(name: str) -> str:
     stem, ext = os.path.splitext(name)
     return f"{stem}.fixed{ext}"
@@ -51,13 +56,14 @@ def test_fixture_fixed_byte_for_byte(tmp_path: Path, name: str, flag: str) -> No
     shutil.copyfile(DATA / name, target)
     expected = (DATA / _fixed_name(name)).read_bytes()
     assert target.read_bytes() != expected
-    code, out, err = run(flag, str(target))
+    # The model-shape rules only: the fixtures pin their fixes, not the batch rules'.
+    code, out, err = run(flag, "--select", SHAPE_RULES, str(target))
     assert err == ""
     assert target.read_bytes() == expected
     assert code == 0, out
     assert "Fixed 1 problem; 0 remaining." in out
     # A second run changes nothing.
-    code, out, _ = run(flag, str(target))
+    code, out, _ = run(flag, "--select", SHAPE_RULES, str(target))
     assert code == 0 and "Fixed" not in out
     assert target.read_bytes() == expected
 
@@ -283,18 +289,47 @@ def test_file_changed_on_disk_is_not_overwritten(
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
 
 
-def test_failed_fix_is_reported_with_reason(tmp_path: Path) -> None:
-    # Llama params.json with a tiny width: the only head count giving h/a = 64 makes the
-    # derived FFN width misaligned, so the fix is rejected instead of trading one problem
-    # for another.
-    path = tmp_path / "params.json"
-    text = '{"dim": 64, "n_layers": 5, "n_heads": 8, "multiple_of": 4, "vocab_size": 512}\n'
-    path.write_text(text)
-    code, out, err = run("--unsafe-fixes", str(path))
+def test_failed_fix_is_reported_with_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shapelint.lint import runner
+    from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+    from shapelint.rules.base import Rule, make_fix
+
+    rule = Rule("SL990", "bad-fix", "warning", "a rule whose fix breaks the config", "test")
+
+    def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+        heads = config.get(Dim.HEADS)
+        if heads is not None and heads.as_int == 12:
+            fix = make_fix(config, "x", [(heads, 10)], architecture=False)
+            yield rule.finding(config, heads, "twelve heads", fix=fix)
+
+    rules = runner.config_rules()
+    fake = SimpleNamespace(RULE=rule, EXAMPLES=[], check=check)
+    monkeypatch.setattr(runner, "config_rules", lambda: [*rules, fake])
+    path = tmp_path / "a.json"
+    path.write_text(GPT2)
+    code, out, err = run("--fix", str(path))
     assert code == 1
-    assert path.read_text() == text
-    assert "SL102 fix not applied: the fix would introduce SL104" in err
-    assert "SL102" in out
+    # The good fix is written; the bad one (768 / 10 heads) is reported, not applied.
+    assert path.read_text() == GPT2_FIXED
+    assert f"{path}:3:13: SL990 fix not applied: the fix would introduce SL003" in err
+    assert "SL990 twelve heads" in out and "Fixed 1 problem; 1 remaining." in out
+
+
+def test_fix_hidden_below_the_threshold_is_not_a_new_finding(tmp_path: Path) -> None:
+    # Llama params.json: SL104 (+0.7%) is below the 1% threshold until SL102's fix makes the
+    # step faster; it was there all along, so the SL102 fix is kept and SL104 is fixed next.
+    path = tmp_path / "params.json"
+    path.write_text(
+        '{"dim": 64, "n_layers": 5, "n_heads": 8, "multiple_of": 4, "vocab_size": 512}\n'
+    )
+    code, out, err = run("--unsafe-fixes", "--show-fixes", str(path))
+    assert (code, err) == (0, "")
+    assert path.read_text() == (
+        '{"dim": 64, "n_layers": 5, "n_heads": 1, "multiple_of": 64, "vocab_size": 512}\n'
+    )
+    assert "Fixed 2 problems; 0 remaining." in out
 
 
 def test_each_file_is_fixed_under_its_own_settings(tmp_path: Path) -> None:

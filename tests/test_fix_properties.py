@@ -26,7 +26,7 @@ from shapelint.lint.source import Document, encode
 from shapelint.perf.gpus import lookup
 
 OPTIONS = LintOptions(gpus=(lookup("H100-SXM"),), min_slowdown=0.0)
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Model:
 @st.composite
 def models(draw: st.DrawFn) -> Model:
     head_dim = draw(st.sampled_from([64, 128, 80, 96]))
-    heads = draw(st.integers(1, 40))
+    heads = draw(st.one_of(st.integers(1, 40), st.sampled_from([8, 12, 16, 20, 32, 40])))
     vocab = draw(st.one_of(st.integers(1000, 260_000), st.sampled_from([50257, 32001, 51866])))
     return Model(heads * head_dim, heads, draw(st.integers(1, 96)), vocab)
 
@@ -194,9 +194,9 @@ def test_yaml_fix_properties(file: tuple[str, str], bom: bool, unsafe: bool) -> 
 
 
 @SETTINGS
-@given(python_files(), st.booleans())
-def test_python_fix_properties(file: tuple[str, str], unsafe: bool) -> None:
-    check_fix(*file, False, unsafe)
+@given(python_files(), st.booleans(), st.booleans())
+def test_python_fix_properties(file: tuple[str, str], bom: bool, unsafe: bool) -> None:
+    check_fix(*file, bom, unsafe)
 
 
 def test_generators_produce_fixable_configs() -> None:

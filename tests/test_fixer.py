@@ -362,3 +362,49 @@ def test_unified_diff_headers() -> None:
     diff = unified_diff("a/config.json", "x\ny\n", "x\nz\n")
     assert diff.splitlines()[:2] == ["--- a/config.json", "+++ a/config.json"]
     assert unified_diff("p", "same", "same") == ""
+
+
+def test_unified_diff_splits_lines_at_newlines_only() -> None:
+    old = '{"a": "x\x0cy",\r\n "v": 50257}'
+    diff = unified_diff("c.json", old, old.replace("50257", "50304"))
+    assert diff == (
+        "--- c.json\n+++ c.json\n@@ -1,2 +1,2 @@\n"
+        ' {"a": "x\x0cy",\r\n'
+        '- "v": 50257}\n\\ No newline at end of file\n'
+        '+ "v": 50304}\n\\ No newline at end of file\n'
+    )
+
+
+def _example_cases() -> list[object]:
+    from shapelint.rules import REGISTRY
+
+    return [
+        pytest.param(code, example, id=f"{code}-{i}")
+        for code, module in sorted(REGISTRY.items())
+        for i, example in enumerate(module.EXAMPLES, 1)
+        if not example.valid and example.fixed is not None
+    ]
+
+
+@pytest.mark.parametrize(("code", "example"), _example_cases())
+def test_every_rule_example_fixes_through_the_engine(code: str, example: object) -> None:
+    # Each example's ``fixed`` is the file after ``--select CODE --unsafe-fixes``: the whole
+    # engine (choose, splice, re-parse, re-lint, verify) must reproduce it.
+    import math
+
+    from shapelint.lint.runner import TargetOptions
+    from shapelint.rules.base import Example
+
+    assert isinstance(example, Example)
+    options = LintOptions(
+        gpus=(lookup("H100-SXM"),),
+        flags=TargetOptions(**example.target),  # type: ignore[arg-type]
+        select=(code,),
+        min_slowdown=-math.inf,
+    )
+    path = "config.json" if example.format == "json" else f"config.{example.format}"
+    doc = parse_text(example.text, example.format, path)
+    result = fix_document(doc, options, unsafe=True)
+    assert result.failed == []
+    assert result.text == example.fixed
+    assert {f.code for f in result.applied} == {code}

@@ -168,3 +168,12 @@ def test_clean_run_writes_summary_and_no_commands(
     code, out, _ = run(str(tmp_path), "--format", "github")
     assert code == 0 and "::" not in out
     assert "All checks passed" in summary.read_text()
+
+
+def test_text_statistics(tmp_path: Path) -> None:
+    _many(tmp_path)
+    code, out, _ = run(str(tmp_path), "--statistics", "--min-slowdown", "0")
+    assert code == 1
+    assert re.search(r"^\s+13  SL101  vocab-padding$", out, re.M)
+    _, plain, _ = run(str(tmp_path), "--min-slowdown", "0")
+    assert not re.search(r"^\s+13  SL101", plain, re.M)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shapelint.lint.formats import parse
 from shapelint.lint.model import Edit, Finding, Fix
@@ -225,9 +226,19 @@ def _problems(doc: Document) -> Counter[str]:
     return Counter(p.code for p in doc.problems)
 
 
+def unfiltered(options: LintOptions) -> LintOptions:
+    """``options`` without the slowdown threshold: every finding the selected rules make."""
+    return replace(options, min_slowdown=-math.inf)
+
+
+def baseline(doc: Document, options: LintOptions) -> set[Ident]:
+    """What a fix of ``doc`` is compared with: every finding, shown or below the threshold."""
+    return {ident(f) for f in lint_document(doc, unfiltered(options))[1]}
+
+
 def verify(
     doc: Document,
-    before: Sequence[Finding],
+    before: set[Ident],
     fixes: Sequence[Finding],
     options: LintOptions,
 ) -> tuple[Document, list[Finding]] | str:
@@ -235,7 +246,10 @@ def verify(
 
     The fixed text must encode in the file's encoding and parse with no new parse problems;
     every edited value must read back as its new value (same kind: a number stays a number);
-    no fixed finding may remain and no finding may appear that ``before`` did not have.
+    no fixed finding may remain and no finding may appear that ``before`` (`baseline`) did
+    not have. Both checks ignore the slowdown threshold, so a finding that was hidden below
+    it and is pushed over it by the fix counts as one that was there, and a fixed finding
+    that merely dropped below it counts as one that still fires.
     """
     edits = [e for f in fixes if f.fix is not None for e in f.fix.edits]
     try:
@@ -260,16 +274,16 @@ def verify(
             return f"{p.edit.key} is no longer a single value after the fix"
         if not node.known or not _holds(node.value, p.edit.old, p.edit.new):
             return f"{p.edit.key} reads {node.value!r} after the fix, not {p.edit.new!r}"
-    _, after = lint_document(new_doc, options)
-    old = {ident(f) for f in before}
-    for f in after:
-        if ident(f) not in old:
+    _, everything = lint_document(new_doc, unfiltered(options))
+    for f in everything:
+        if ident(f) not in before:
             return f"the fix would introduce {f.code} at {f.key or 'the file'}: {f.message}"
     fixed = {ident(f) for f in fixes}
-    for f in after:
+    for f in everything:
         if ident(f) in fixed:
             return f"{f.code} still fires after the fix: {f.message}"
-    return new_doc, after
+    _, shown = lint_document(new_doc, options)
+    return new_doc, shown
 
 
 def fix_document(
@@ -297,11 +311,12 @@ def fix_document(
         if not chosen:
             break
         result.passes += 1
-        whole = verify(current_doc, current, chosen, options)
+        before = baseline(current_doc, options)
+        whole = verify(current_doc, before, chosen, options)
         accepted = list(chosen)
         outcome = None if isinstance(whole, str) else whole
         if outcome is None:
-            accepted, outcome = _one_by_one(current_doc, current, chosen, options, result)
+            accepted, outcome = _one_by_one(current_doc, before, chosen, options, result)
             rejected.update(ident(f.finding) for f in result.failed)
         if outcome is None:
             continue
@@ -313,7 +328,7 @@ def fix_document(
 
 def _one_by_one(
     doc: Document,
-    findings: Sequence[Finding],
+    before: set[Ident],
     chosen: Sequence[Finding],
     options: LintOptions,
     result: DocumentFix,
@@ -322,7 +337,7 @@ def _one_by_one(
     accepted: list[Finding] = []
     outcome: tuple[Document, list[Finding]] | None = None
     for f in chosen:
-        attempt = verify(doc, findings, [*accepted, f], options)
+        attempt = verify(doc, before, [*accepted, f], options)
         if isinstance(attempt, str):
             result.failed.append(FailedFix(f, attempt))
         else:
@@ -367,13 +382,19 @@ def encode_like(text: str, original: bytes, encoding: str, bom: bool) -> bytes:
     return encode(text, encoding, bom)
 
 
+def _lines(text: str) -> list[str]:
+    # Lines end at "\n" only (a CRLF line keeps its "\r"); str.splitlines would also break
+    # at form feeds and Unicode separators, which are not line ends in a diff.
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
 def unified_diff(path: str, old: str, new: str) -> str:
     """A unified diff of two texts of ``path`` (empty when equal), as git and ruff print it."""
     if old == new:
         return ""
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        _lines(old),
+        _lines(new),
         fromfile=path,
         tofile=path,
     )

@@ -100,7 +100,9 @@ def _micro_batch_for(config: ModelConfig, b: int, s: int) -> int:
     step = MULTIPLE // math.gcd(s, MULTIPLE)
     below = b // step * step
     nearest = min((c for c in (below, below + step) if c >= 1), key=lambda c: (abs(c - b), c))
-    options = sorted(range(step, (b // step + _SEARCH + 1) * step, step), key=lambda c: (abs(c - b), c))
+    options = sorted(
+        range(step, (b // step + _SEARCH + 1) * step, step), key=lambda c: (abs(c - b), c)
+    )
     return next((c for c in options if keeps_global_batch(config, b, c)), nearest)
 
 
@@ -124,8 +126,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         new_s = round_up(s, MULTIPLE)
         fix = make_fix(
             config,
-            f"round {seq.key} up from {s} to {new_s} (unsafe: changes the tokens a step "
-            "trains on)",
+            f"round {seq.key} up from {s} to {new_s} (unsafe: changes the tokens a step trains on)",
             [(seq, new_s)],
             architecture=True,
             dims=[(Dim.SEQ_LEN, new_s)],

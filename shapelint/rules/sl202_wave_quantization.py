@@ -46,7 +46,7 @@ WAVE_THRESHOLD = 0.75  # time-weighted wave efficiency below which the rule repo
 MIN_GAIN = 0.01  # a candidate micro-batch must cut the time per token by more than this
 NEAR_BEST = 0.005  # candidates this close to the best count as equally good
 MAX_CANDIDATES = 32
-MEMORY_BOUND_SHARE = 0.5  # above this share of projection time memory-bound, SL204 speaks
+MEMORY_BOUND_SHARE = 0.5  # above this share of projection time below the ridge, SL204 speaks
 
 # Keys that hold a model's maximum context, not the sequence length a run trains at.
 _MAX_CONTEXT_KEYS = frozenset({"max_position_embeddings", "n_positions"})
@@ -195,12 +195,14 @@ def time_per_token(config: ModelConfig, target: Target, micro_batch: int) -> flo
 
 
 def memory_bound_share(step: StepEstimate) -> float:
-    """The share of the projection GEMMs' time spent in memory-bound calls."""
+    """The share of the projection GEMMs' time spent in calls whose arithmetic intensity is
+    below the ridge point (memory-bound by the roofline, however the tiles fall)."""
     projections = [e for e in step.gemms if e.gemm.name in PROJECTIONS]
     total = sum(e.total_s for e in projections)
     if total <= 0:
         return 0.0
-    return sum(e.total_s for e in projections if e.time.bound == "memory") / total
+    below = sum(e.total_s for e in projections if e.time.intensity < e.time.ridge)
+    return below / total
 
 
 def wave_efficiency(step: StepEstimate) -> float | None:
@@ -263,7 +265,9 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         per_token = time_per_token(config, target, new_b)
         new_eff = wave_efficiency(step_at(config, target, new_b))
         if new_eff is not None and new_eff > eff and per_token < now * (1 - MIN_GAIN):
-            better.append(_Candidate(new_b, per_token, new_eff, keeps_global_batch(config, b, new_b)))
+            better.append(
+                _Candidate(new_b, per_token, new_eff, keeps_global_batch(config, b, new_b))
+            )
     best = _best([c for c in better if c.keeps_global], b) or _best(better, b)
     if best is None:
         return

@@ -8,16 +8,17 @@ decode, where M is the batch itself — streams every weight from memory for a h
 Anthony et al. recommend a micro-batch "as large as possible"; NVIDIA's guide explains the
 roofline and the ridge point.
 
-The rule reports when memory-bound calls (the performance model's ``bound == "memory"``) take
-more than half of the projection GEMMs' time (QKV, attention output, MLP, experts, logits):
-it names the largest memory-bound GEMM, its intensity and the ridge point at the GPU's
-achievable rates, and the smallest micro-batch at which the projection GEMMs become mostly
-compute-bound (searched upward with the model; up to 65,536). The finding points at the
+The rule reports when memory-bound calls — arithmetic intensity below the ridge point at the
+GPU's achievable rates, the roofline's definition — take more than half of the projection
+GEMMs' time (QKV, attention output, MLP, experts, logits). It gives the projections' combined
+intensity (their FLOPs over their bytes), the largest memory-bound GEMM and its intensity, the
+ridge point, and the smallest micro-batch at which at most half of the projection time is
+below the ridge (searched upward with the model, up to 65,536). The finding points at the
 stated micro-batch, else the stated training sequence length (not in decode), else the stated
 tensor-parallel size (which narrows every GEMM); with none of them stated it is not reported.
-Only a stated micro-batch gets a fix (the micro-batch that reaches the ridge, keeping the
-global batch where the file allows, see SL202 — usually unsafe, since it grows much); without
-one there is no fix and so no slowdown number, only the reason.
+Only a stated micro-batch gets a fix (the micro-batch found, keeping the global batch where
+the file allows, see SL202 — usually unsafe, since it grows much); without one there is no
+fix and so no slowdown number, only the reason.
 
 Source: NVIDIA "Matrix Multiplication Background" guide (arithmetic intensity, roofline);
 Williams et al. 2009, "Roofline"; Anthony et al. 2024 (micro-batch as large as possible).
@@ -72,7 +73,7 @@ EXAMPLES = [
         False,
         format="yaml",
         target={"mode": "decode"},
-        fixed=_NEOX % 281,
+        fixed=_NEOX % 278,
         note="decoding 4 sequences at a time streams every weight for 4 rows",
     ),
 ]
@@ -86,19 +87,19 @@ def projection_intensity(step: StepEstimate) -> float:
     return flops / nbytes if nbytes > 0 else 0.0
 
 
-def ridge_micro_batch(config: ModelConfig, target: Target, ridge: float) -> int | None:
-    """The smallest micro-batch above the target's at which the projection GEMMs' combined
-    intensity reaches ``ridge`` (doubling, then bisecting; intensity grows with the tokens);
-    None when none up to `MAX_MICRO_BATCH` does."""
+def ridge_micro_batch(config: ModelConfig, target: Target) -> int | None:
+    """The smallest micro-batch above the target's at which at most half the projection time
+    is below the ridge (doubling, then bisecting: each GEMM's intensity grows with the
+    tokens); None when no micro-batch up to `MAX_MICRO_BATCH` gets there."""
 
     def reaches(b: int) -> bool:
-        return projection_intensity(step_at(config, target, b)) >= ridge
+        return memory_bound_share(step_at(config, target, b)) <= MEMORY_BOUND_SHARE
 
     low = max(1, target.micro_batch)
+    if low >= MAX_MICRO_BATCH or not reaches(MAX_MICRO_BATCH):
+        return None
     high = low * 2
     while not reaches(high):
-        if high >= MAX_MICRO_BATCH:
-            return None
         low, high = high, min(high * 2, MAX_MICRO_BATCH)
     while high - low > 1:
         mid = (low + high) // 2
@@ -120,23 +121,23 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     share = memory_bound_share(step)
     if share <= MEMORY_BOUND_SHARE:
         return
-    bound = [e for e in step.gemms if e.gemm.name in PROJECTIONS and e.time.bound == "memory"]
+    bound = [
+        e for e in step.gemms if e.gemm.name in PROJECTIONS and e.time.intensity < e.time.ridge
+    ]
     worst = max(bound, key=lambda e: e.total_s)
     b = target.micro_batch
     tokens = b if target.mode == "decode" else b * target.seq_len
     gpu = target.gpu
     ridge = worst.time.ridge
     intensity = projection_intensity(step)
-    ridge_b = ridge_micro_batch(config, target, ridge) if intensity < ridge else None
+    ridge_b = ridge_micro_batch(config, target)
     if ridge_b is not None:
-        reach = f"micro-batch {ridge_b} reaches it"
-    elif intensity < ridge:
-        reach = f"no micro-batch up to {MAX_MICRO_BATCH} reaches it: the layers are too narrow"
+        reach = f"micro-batch {ridge_b} brings most of them to the ridge"
     else:
-        reach = "tail tiles and launch overheads, not the shapes, keep them below the roof"
+        reach = f"no micro-batch up to {MAX_MICRO_BATCH} does: the layers are too narrow"
     message = (
         f"at micro-batch {b} ({tokens} tokens per GEMM, {target.mode}) {share:.0%} of the "
-        f"projection GEMMs' time on {gpu.name} is memory-bound: together they do "
+        f"projection GEMMs' time on {gpu.name} is in memory-bound calls: together they do "
         f"{intensity:.0f} FLOP/byte against a ridge point of {ridge:.0f} FLOP/byte "
         f"({target.dtype}, peak over bandwidth at achievable rates); the largest of them, "
         f"{worst.gemm.name} {worst.gemm.pass_} (M×N×K = {worst.gemm.m}×{worst.gemm.n}×"
