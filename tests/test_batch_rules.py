@@ -337,6 +337,7 @@ def test_sl205_names_a_smaller_tp_that_keeps_efficiency() -> None:
     bigger = [t for t in (4,) if t > keeps]
     assert all(tflops(t) < 0.75 * tflops(1) for t in bigger)
     assert run_rule(sl205_tensor_parallel_too_large, hf, "json", seq_len=2048, tp=1) == []
+    assert run_rule(sl205_tensor_parallel_too_large, hf, "json", mode="decode") == []
 
 
 def test_sl205_tp_from_a_flag_points_at_the_hidden_size() -> None:

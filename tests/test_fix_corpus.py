@@ -170,3 +170,11 @@ def test_corpus_diff_matches_fix(tmp_path: Path, corpus: Path) -> None:
     run("--unsafe-fixes", str(tree))
     changed = {h for h in headers if Path(h).read_bytes() != before[h]}
     assert changed == set(headers)
+
+
+def test_readme_examples_fix_only_reported_values(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    if not examples.is_dir():
+        pytest.skip("examples/ not found")
+    files, words = fix_and_compare(tmp_path, examples, "--unsafe-fixes")
+    assert files >= 1 and sum(words.values()) >= files

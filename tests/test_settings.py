@@ -231,29 +231,15 @@ def test_no_settings_file_does_not_import_jsonschema(project: Path) -> None:
     assert proc.stdout.strip().splitlines()[-1] == "True 1", proc.stderr
 
 
-README_EXAMPLE = """\
-[tool.shapelint]
-gpu = ["H100-SXM", "A100"]      # estimates on each; the first decides the target
-dtype = "bf16"
-tp = 8                          # defaults for configs that do not say
-micro-batch = 4
-seq-len = 8192
-ignore = ["SL104"]
-exclude = ["third_party"]
-min-slowdown = 0.5              # hide warnings estimated below 0.5 %
-fail-on = "warning"             # info findings are shown but do not fail
-
-[tool.shapelint.per-file-ignores]
-"checkpoints/*/config.json" = ["SL101", "SL103"]
-
-[tool.shapelint.keys]           # your own key names for a dim
-hidden = ["base_emb_dim"]
-heads = ["base_num_query_heads"]
-"""
+def readme_example() -> str:
+    """The settings example shown in README.md's Settings section."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Settings", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
 
 
 def test_readme_example_loads(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text(README_EXAMPLE)
+    (tmp_path / "pyproject.toml").write_text(readme_example())
     s = load(str(tmp_path / "pyproject.toml"))
     assert s.gpu == ("H100-SXM", "A100") and s.tp == 8 and s.fail_on == "warning"
     assert s.per_file_ignores == {"checkpoints/*/config.json": ("SL101", "SL103")}

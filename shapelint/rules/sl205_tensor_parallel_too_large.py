@@ -10,14 +10,16 @@ The rule compares the step's modelled throughput per GPU (its FLOPs over its tim
 at the target's t with that at t = 1, and reports when it is below 0.75 — each GPU losing a
 quarter of its GEMM throughput to the split, before any communication cost, which the model
 leaves out and which only makes a large t worse. It names the largest t' < t (a divisor of t
-that divides the heads) that stays at or above 0.75. It runs only when t > 1 and points at the
+that divides the heads) that stays at or above 0.75. It runs only when t > 1, in training and
+prefill (decode is memory-bound, and there t buys latency and bandwidth), and points at the
 stated tensor-parallel size, else at the stated hidden size (the model is too narrow for the
 t a flag or setting chose); with neither stated it is not reported.
 
-There is no fix. A smaller t raises each GPU's share of the weights and activations by t/t',
-which a static linter cannot check against the GPU's memory; and the gain is throughput per
-GPU, not step time — at a smaller t each GPU's step does more of the work and takes longer —
-so the DESIGN's step-time counterfactual would report a fix that helps as a slowdown.
+There is no fix. A smaller t raises each GPU's share of the weights, gradients, optimizer
+state and activations by t/t', which a static linter cannot check against the GPU's memory,
+and it changes the parallel layout (data-parallel replicas, often the pipeline split and the
+launch command) beyond the value in this file: a decision to make, not an edit to apply.
+Without a fix there is no slowdown number, only the reason and the throughput figures.
 
 Source: Anthony et al. 2024, "The Case for Co-Designing Model Architectures with Hardware"
 (t as small as possible); Shoeybi et al. 2019, "Megatron-LM" (the split of each GEMM).
@@ -66,7 +68,7 @@ def _tflops(step: StepEstimate) -> float:
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report a t whose per-GPU GEMM throughput is far below that of one GPU."""
     t = target.tp
-    if t <= 1:
+    if t <= 1 or target.mode == "decode":
         return
     anchor = stated_tp(config, target) or stated(config, Dim.HIDDEN)
     if anchor is None:
@@ -91,8 +93,8 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         kept = 1.0
     gpu = target.gpu
     message = (
-        f"at tensor parallel {t} each GPU's GEMMs reach {at_t:.0f} TFLOP/s on {gpu.name}, "
-        f"{ratio:.0%} of the {single:.0f} TFLOP/s one GPU reaches on the whole model (below "
+        f"at tensor parallel {t} each GPU's GEMMs reach {at_t:.3g} TFLOP/s on {gpu.name}, "
+        f"{ratio:.0%} of the {single:.3g} TFLOP/s one GPU reaches on the whole model (below "
         f"{EFFICIENCY_THRESHOLD:.0%}; communication not counted); tensor parallel "
         f"{keeps} keeps {kept:.0%} (at {describe(anchor)})"
     )

@@ -66,8 +66,15 @@ GATED = frozenset({"geglu", "reglu", "swiglu", "glu", "bilinear"})
 
 
 def detect(candidate: Candidate) -> bool:
-    """A NeoX-only key and a NeoX model key at the top level."""
+    """A NeoX-only key and a NeoX model key at the top level.
+
+    Hugging Face configs (``model_type``) and Python config classes are never NeoX files,
+    even when they carry a NeoX-like key (transformers' ChameleonConfig has
+    ``model_parallel_size``).
+    """
     root = candidate.root
+    if candidate.kind in ("class", "init") or child(root, "model_type") is not None:
+        return False
     return any(child(root, k) for k in MARKERS) and any(child(root, k) for k in SHAPE_KEYS)
 
 
