@@ -10,18 +10,19 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
 from shapelint.lint.model import DTYPES, SEVERITY_RANK, normalize_dtype
-from shapelint.lint.runner import LintOptions, LintResult, TargetOptions
+from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
 
 if TYPE_CHECKING:
     from shapelint.lint.dialects.common import KeyAliases
     from shapelint.lint.model import ModelConfig
     from shapelint.lint.report import ReportContext, Reporter
     from shapelint.lint.settings import Settings
+    from shapelint.perf.gpus import GPU
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
@@ -35,7 +36,9 @@ class UsageError(Exception):
 def _dtype(text: str) -> str:
     dtype = normalize_dtype(text)
     if dtype is None:
-        raise argparse.ArgumentTypeError(f"unknown dtype {text!r} (choose from {', '.join(DTYPES)})")
+        raise argparse.ArgumentTypeError(
+            f"unknown dtype {text!r} (choose from {', '.join(DTYPES)})"
+        )
     return dtype
 
 
@@ -55,14 +58,23 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
 
 def add_target_flags(p: argparse.ArgumentParser) -> None:
     """Flags shared by ``check`` and ``explain`` that choose the target."""
-    p.add_argument("--gpu", action="append", metavar="NAME", help=f"target GPU (repeatable; default {DEFAULT_GPU})")
+    p.add_argument(
+        "--gpu",
+        action="append",
+        metavar="NAME",
+        help=f"target GPU (repeatable; default {DEFAULT_GPU})",
+    )
     p.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
     p.add_argument("--dtype", type=_dtype, help="bf16|fp16|fp8|tf32|fp32 (torch names accepted)")
     p.add_argument("--tp", type=_positive, metavar="N", help="tensor-parallel size")
     p.add_argument("--micro-batch", type=_positive, metavar="B", help="micro-batch size per GPU")
     p.add_argument("--seq-len", type=_positive, metavar="S", help="sequence length")
-    p.add_argument("--mode", choices=("train", "prefill", "decode"), help="what a step is (default train)")
-    p.add_argument("--attention", choices=("flash", "unfused"), help="attention kernel (default flash)")
+    p.add_argument(
+        "--mode", choices=("train", "prefill", "decode"), help="what a step is (default train)"
+    )
+    p.add_argument(
+        "--attention", choices=("flash", "unfused"), help="attention kernel (default flash)"
+    )
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:
@@ -98,13 +110,26 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="auto|text|json|github|sarif (default auto: github under GitHub Actions, else text)",
     )
-    check.add_argument("--select", action="append", metavar="CODES", help="only these codes or prefixes")
-    check.add_argument("--ignore", action="append", metavar="CODES", help="skip these codes or prefixes")
-    check.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths")
-    check.add_argument("--min-slowdown", type=float, metavar="PCT", help="hide warnings estimated below PCT%% (default 1)")
+    check.add_argument(
+        "--select", action="append", metavar="CODES", help="only these codes or prefixes"
+    )
+    check.add_argument(
+        "--ignore", action="append", metavar="CODES", help="skip these codes or prefixes"
+    )
+    check.add_argument(
+        "--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths"
+    )
+    check.add_argument(
+        "--min-slowdown",
+        type=float,
+        metavar="PCT",
+        help="hide warnings estimated below PCT%% (default 1)",
+    )
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only")
-    check.add_argument("-v", "--verbose", action="store_true", help="say which files held no config")
+    check.add_argument(
+        "-v", "--verbose", action="store_true", help="say which files held no config"
+    )
     check.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     check.add_argument(
         "--unsafe-fixes", action="store_true", help="also apply unsafe fixes (implies --fix)"
@@ -145,7 +170,7 @@ def _color(stream: TextIO) -> bool:
     return stream.isatty()
 
 
-def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[object, ...]:
+def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
     from shapelint.perf.gpus import GPUTableError, UnknownGPUError, load_table
 
     try:
@@ -155,6 +180,27 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[object, ..
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot read GPU file {gpu_file}: {exc.strerror}") from None
+
+
+def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
+    """The target the flags choose, and the defaults the settings give."""
+    flags = TargetOptions(
+        dtype=args.dtype,
+        micro_batch=args.micro_batch,
+        seq_len=args.seq_len,
+        tp=args.tp,
+        mode=args.mode,
+        attention=args.attention,
+    )
+    defaults = TargetOptions(
+        dtype=settings.dtype,
+        micro_batch=settings.micro_batch,
+        seq_len=settings.seq_len,
+        tp=settings.tp,
+        mode=settings.mode,
+        attention=settings.attention,
+    )
+    return flags, defaults
 
 
 def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
@@ -177,65 +223,68 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     else:
         select, ignore = settings.select or (), (*settings.ignore, *_codes(args.ignore))
     min_slowdown = args.min_slowdown if args.min_slowdown is not None else settings.min_slowdown
+    flags, defaults = _targets(args, settings)
     return LintOptions(
-        gpus=gpus,  # type: ignore[arg-type]
-        flags=TargetOptions(
-            dtype=args.dtype,
-            micro_batch=args.micro_batch,
-            seq_len=args.seq_len,
-            tp=args.tp,
-            mode=args.mode,
-            attention=args.attention,
-        ),
-        defaults=TargetOptions(
-            dtype=settings.dtype,
-            micro_batch=settings.micro_batch,
-            seq_len=settings.seq_len,
-            tp=settings.tp,
-            mode=settings.mode,
-            attention=settings.attention,
-        ),
+        gpus=gpus,
+        flags=flags,
+        defaults=defaults,
         select=select,
         ignore=ignore,
         per_file_ignores=settings.per_file_ignores,
         extra_keys=settings.keys,
-        exclude=tuple(args.exclude),
         min_slowdown=1.0 if min_slowdown is None else min_slowdown,
+        report_unused_ignores=args.report_unused_ignores,
     )
 
 
-def lint_check(args: argparse.Namespace) -> tuple[LintResult, LintOptions, dict[str, str]]:
-    """Lint ``args.paths``, each file under its own settings.
+class FileOptions:
+    """Each linted file's options, built once per settings file that applies to it.
 
-    Returns the result, the options of the first settings met (what a single-settings run
-    uses throughout) and each linted file's ``fail-on`` from its settings, where set.
+    Lint, fix and the re-lint after fixing all ask this object, so a file is checked under
+    the same settings at every step. ``fail_on`` records each file's own ``fail-on``.
     """
-    from shapelint.lint.settings import EMPTY, SettingsError, SettingsResolver, lint_configured
 
-    built: list[LintOptions] = []
+    def __init__(self, args: argparse.Namespace) -> None:
+        from shapelint.lint.settings import SettingsError, SettingsResolver
 
-    def options_for(settings: Settings) -> LintOptions:
-        built.append(_options(args, settings))
-        return built[-1]
+        self.args = args
+        try:
+            self.resolver = SettingsResolver(args.config)
+        except SettingsError as exc:
+            raise UsageError(str(exc)) from None
+        self.built: dict[str | None, LintOptions] = {}
+        self.fail_on: dict[str, str] = {}
 
+    def __call__(self, path: str) -> LintOptions | None:
+        """The options for ``path``; None when its settings exclude it."""
+        from shapelint.lint.settings import SettingsError
+
+        try:
+            settings = self.resolver.for_file(path)
+        except SettingsError as exc:
+            raise UsageError(str(exc)) from None
+        if settings.excludes(path):
+            return None
+        if settings.fail_on and not self.args.fail_on:
+            self.fail_on[path] = settings.fail_on
+        if settings.path not in self.built:
+            self.built[settings.path] = _options(self.args, settings)
+        return self.built[settings.path]
+
+    def of(self, path: str) -> LintOptions:
+        """The options a linted file was checked with."""
+        options = self(path)
+        if options is None:  # excluded files are never linted, so never fixed
+            raise ValueError(f"{path} is excluded by its settings")
+        return options
+
+
+def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResult:
+    """Lint ``args.paths``, each file under its own settings."""
     try:
-        resolver = SettingsResolver(args.config)
-        configured = lint_configured(
-            args.paths,
-            args.exclude,
-            resolver,
-            options_for,
-            report_unused_ignores=args.report_unused_ignores,
-        )
-    except SettingsError as exc:
-        raise UsageError(str(exc)) from None
+        return lint_paths(args.paths, file_options, args.exclude)
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or directory: {exc.args[0]}") from None
-    options = built[0] if built else _options(args, EMPTY)
-    fail_on = {
-        p: s.fail_on for p, s in configured.settings.items() if s.fail_on and not args.fail_on
-    }
-    return configured.result, options, fail_on
 
 
 def emit_report(
@@ -279,12 +328,13 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {args.format!r} (choose from auto, {', '.join(FORMATS)})")
-    result, options, fail_on = lint_check(args)
+    file_options = FileOptions(args)
+    result = lint_check(args, file_options)
     fixed = 0
     if args.diff:
-        return run_diff(args, result, options, out, err)
+        return run_diff(args, result, file_options, out, err)
     if args.fix or args.unsafe_fixes:
-        result, fixed = run_fix(args, result, options, out if fmt == "text" else err, err)
+        result, fixed = run_fix(args, result, file_options, out if fmt == "text" else err, err)
     ctx = ReportContext(
         color=_color(out) and fmt == "text" and not args.output_file,
         verbose=args.verbose,
@@ -297,62 +347,49 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.verbose:
         _report_empty(result, err)
     for e in result.errors:
-        err.write(f"shapelint: internal error while linting {e.path}: {e.error} (please report this at {BUG_URL})\n")
+        err.write(
+            f"shapelint: internal error while linting {e.path}: {e.error} "
+            f"(please report this at {BUG_URL})\n"
+        )
     if result.errors:
         return 2
-    return exit_code(result, args.exit_zero, args.fail_on or "info", fail_on)
+    return exit_code(result, args.exit_zero, args.fail_on or "info", file_options.fail_on)
 
 
 def run_fix(
-    args: argparse.Namespace, result: LintResult, options: LintOptions, shown: TextIO, err: TextIO
+    args: argparse.Namespace,
+    result: LintResult,
+    file_options: FileOptions,
+    shown: TextIO,
+    err: TextIO,
 ) -> tuple[LintResult, int]:
     """``--fix`` / ``--unsafe-fixes``: write the fixes; the findings that remain, and how many
     were fixed. ``--show-fixes`` lists each change on ``shown``."""
     from shapelint.lint.fixer import fix_paths
     from shapelint.lint.report.text import applied_lines
 
-    per_file = _file_options(args, options)
-    run = fix_paths(result, args.paths, per_file, unsafe=args.unsafe_fixes, relint=False)
+    run = fix_paths(result, args.paths, file_options.of, unsafe=args.unsafe_fixes, relint=False)
     for line in run.messages():
         err.write(f"shapelint: {line}\n")
     if args.show_fixes:
         for line in applied_lines(run):
             shown.write(line + "\n")
     if any(f.written for f in run.files):
-        result = lint_check(args)[0]  # report what remains, linted exactly as before
+        result = lint_check(args, file_options)  # report what remains, linted exactly as before
     return result, run.fixed
 
 
-def _file_options(args: argparse.Namespace, options: LintOptions) -> Callable[[str], LintOptions]:
-    """Each file's own options (from its settings), as `lint_check` linted it."""
-    from shapelint.lint.settings import SettingsError, SettingsResolver
-
-    try:
-        resolver = SettingsResolver(args.config)
-    except SettingsError:
-        return lambda path: options
-    built: dict[str | None, LintOptions] = {}
-
-    def for_path(path: str) -> LintOptions:
-        try:
-            settings = resolver.for_file(path)
-        except SettingsError:
-            return options
-        if settings.path not in built:
-            built[settings.path] = _options(args, settings)
-        return built[settings.path]
-
-    return for_path
-
-
 def run_diff(
-    args: argparse.Namespace, result: LintResult, options: LintOptions, out: TextIO, err: TextIO
+    args: argparse.Namespace,
+    result: LintResult,
+    file_options: FileOptions,
+    out: TextIO,
+    err: TextIO,
 ) -> int:
     """``--diff``: print what the fixes would change, write nothing; 1 when there is a diff."""
     from shapelint.lint.fixer import fix_paths
 
-    per_file = _file_options(args, options)
-    run = fix_paths(result, args.paths, per_file, unsafe=args.unsafe_fixes, write=False)
+    run = fix_paths(result, args.paths, file_options.of, unsafe=args.unsafe_fixes, write=False)
     for f in run.changed:
         out.write(f.diff())
     for line in run.messages():
@@ -471,25 +508,8 @@ def run_explain(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(str(exc)) from None
     configs = _explained_configs(args.path, args.config_name, settings.keys)
     gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
-    options = LintOptions(
-        gpus=gpus,  # type: ignore[arg-type]
-        flags=TargetOptions(
-            dtype=args.dtype,
-            micro_batch=args.micro_batch,
-            seq_len=args.seq_len,
-            tp=args.tp,
-            mode=args.mode,
-            attention=args.attention,
-        ),
-        defaults=TargetOptions(
-            dtype=settings.dtype,
-            micro_batch=settings.micro_batch,
-            seq_len=settings.seq_len,
-            tp=settings.tp,
-            mode=settings.mode,
-            attention=settings.attention,
-        ),
-    )
+    flags, defaults = _targets(args, settings)
+    options = LintOptions(gpus=gpus, flags=flags, defaults=defaults)
     for gpu in options.gpus:
         try:
             if args.dtype is not None:  # asked for by name: no silent fallback to another dtype
@@ -539,25 +559,34 @@ def run_gpus(gpu_file: str | None, out: TextIO) -> int:
         table = load_table(gpu_file)
     except GPUTableError as exc:
         raise UsageError(str(exc)) from None
-    header = f"{'name':<16} {'SMs':>4} {'bf16':>7} {'fp8':>7} {'fp32':>6} {'GB/s':>6} {'GB':>5} {'align':>5}  aliases"
-    out.write(header + "\n")
+    columns = ("name", "SMs", "16-bit", "fp8", "fp32", "GB/s", "GB", "align", "aliases")
+    out.write("{:<16} {:>4} {:>7} {:>7} {:>6} {:>6} {:>5} {:>5}  {}\n".format(*columns))
     for gpu in table:
-        fp8 = gpu.peak_tflops.get("fp8")
+        peaks = gpu.peak_tflops
+        half = peaks.get("bf16") or peaks.get("fp16") or 0.0
+        fp8 = f"{peaks['fp8']:.1f}" if peaks.get("fp8") else "-"
         out.write(
-            f"{gpu.name:<16} {gpu.sms:>4} {gpu.peak_tflops.get('bf16', 0):>7.1f} "
-            f"{(f'{fp8:.1f}' if fp8 else '-'):>7} {gpu.peak_tflops.get('fp32', 0):>6.1f} "
-            f"{gpu.mem_bw_gbs:>6.0f} {gpu.mem_gb:>5.0f} {gpu.best_align_bytes:>5}  {', '.join(gpu.aliases)}\n"
+            f"{gpu.name:<16} {gpu.sms:>4} {half:>7.1f} {fp8:>7} {peaks.get('fp32', 0.0):>6.1f} "
+            f"{gpu.mem_bw_gbs:>6.0f} {gpu.mem_gb:>5.0f} {gpu.best_align_bytes:>5}  "
+            f"{', '.join(gpu.aliases)}\n"
         )
-    out.write("Dense Tensor Core TFLOP/s; sources in shapelint/perf/gpus.yaml.\n")
+    out.write(
+        "Dense Tensor Core TFLOP/s (16-bit: bf16, or fp16 where the GPU has no bf16); "
+        "sources in shapelint/perf/gpus.yaml.\n"
+    )
     return 0
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     """Entry point of the ``shapelint`` console script; returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
+    if not args_list or (
+        args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")
+    ):
         args_list.insert(0, "check")
     parser = build_parser()
     try:
@@ -580,6 +609,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except KeyboardInterrupt:
         err.write("shapelint: interrupted\n")
         return 130
+    except BrokenPipeError:  # `shapelint … | head`: the reader left; stop quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:  # a bug: one line, not a traceback
-        err.write(f"shapelint: internal error: {type(exc).__name__}: {exc} (please report this at {BUG_URL})\n")
+        err.write(
+            f"shapelint: internal error: {type(exc).__name__}: {exc} "
+            f"(please report this at {BUG_URL})\n"
+        )
         return 2

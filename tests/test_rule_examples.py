@@ -10,7 +10,7 @@ from conftest import parse_text
 from shapelint.lint import dialects
 from shapelint.lint.fixer import apply_edits
 from shapelint.lint.model import Finding
-from shapelint.lint.runner import LintOptions, TargetOptions, resolve_target
+from shapelint.lint.runner import LintOptions, TargetOptions, lint_document, resolve_target
 from shapelint.perf.gpus import lookup
 from shapelint.rules import REGISTRY, RuleModule, fixable
 from shapelint.rules.base import Example
@@ -25,16 +25,15 @@ CASES = [
 def findings_for(module: RuleModule, example: Example) -> tuple[str, list[Finding]]:
     path = "config.json" if example.format == "json" else f"config.{example.format}"
     doc = parse_text(example.text, example.format, path)
-    if module.RULE.kind == "document":
-        return doc.text, [
-            Finding(p.code, module.RULE.name, module.RULE.severity, p.message, path, p.span)
-            for p in doc.problems
-            if p.code == module.RULE.code
-        ]
     # The target is resolved as the runner does: the example's target fields act as CLI flags
     # over the values the config itself states (micro-batch, sequence, tensor parallel).
     gpu = lookup("H100-SXM")
     options = LintOptions(gpus=(gpu,), flags=TargetOptions(**example.target))  # type: ignore[arg-type]
+    if module.RULE.kind == "document":
+        # Problems in the text itself (and unused ignores) come from the whole runner.
+        everything = replace(options, min_slowdown=0.0, report_unused_ignores=True)
+        _, found = lint_document(doc, everything)
+        return doc.text, [f for f in found if f.code == module.RULE.code]
     out: list[Finding] = []
     for config in dialects.extract(doc):
         out.extend(module.check(config, resolve_target(config, gpu, options)))

@@ -9,7 +9,7 @@ the findings of the others.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -63,6 +63,7 @@ class LintOptions:
     extra_keys: KeyAliases = field(default_factory=dict)
     min_slowdown: float = 1.0
     exclude: tuple[str, ...] = ()
+    report_unused_ignores: bool = False
 
 
 @dataclass
@@ -271,8 +272,12 @@ def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig
             if key not in seen:
                 seen.add(key)
                 findings.append(f)
-    findings = [f for f in findings if not _suppressed(f, doc)]
-    return configs, findings
+    kept = [f for f in findings if not _suppressed(f, doc)]
+    if options.report_unused_ignores and doc.suppressions and selected("SL008", options, doc.path):
+        from shapelint.rules.sl008_unused_ignore import unused_ignores
+
+        kept.extend(unused_ignores(doc, findings, lambda code: selected(code, options, doc.path)))
+    return configs, kept
 
 
 def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
@@ -284,12 +289,29 @@ def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
     return FileResult(source, doc, configs, findings)
 
 
-def lint_paths(paths: Iterable[str], options: LintOptions) -> LintResult:
-    """Lint every file under ``paths``; a failure in one file is recorded, not raised."""
+OptionsFor = Callable[[str], "LintOptions | None"]
+
+
+def lint_paths(
+    paths: Iterable[str], options: LintOptions | OptionsFor, exclude: Iterable[str] = ()
+) -> LintResult:
+    """Lint every file under ``paths``; a failure in one file is recorded, not raised.
+
+    ``options`` is one `LintOptions` for every file, or a function giving each file's own
+    (from the settings that apply to it; None when those settings exclude the file). Errors
+    in settings raise from that function and are the caller's to report.
+    """
+    if isinstance(options, LintOptions):
+        exclude = (*exclude, *options.exclude)
+        single = options
+        options = lambda _path: single  # noqa: E731
     result = LintResult()
-    for source in discover(paths, options.exclude):
+    for source in discover(paths, exclude):
+        file_options = options(source.path)
+        if file_options is None:
+            continue
         try:
-            result.files.append(lint_file(source, options))
+            result.files.append(lint_file(source, file_options))
         except OSError as exc:
             result.errors.append(InternalError(source.path, f"cannot read file: {exc.strerror}"))
         except Exception as exc:  # a bug in shapelint: report it for this file and go on

@@ -18,16 +18,14 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from shapelint.lint.dialects.common import KeyAliases
-from shapelint.lint.discover import discover
-from shapelint.lint.model import Attention, Dim, Finding, Mode, normalize_dtype
-from shapelint.lint.runner import FileResult, InternalError, LintOptions, LintResult, lint_file
+from shapelint.lint.model import Attention, Dim, Mode, normalize_dtype
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -234,61 +232,3 @@ class SettingsResolver:
                 raise SettingsError(f"{_display(path)}: [tool.shapelint] must be a table")
             return from_dict(section, path)
         return None
-
-
-@dataclass
-class ConfiguredResult:
-    """A lint result plus the settings each linted file was checked under."""
-
-    result: LintResult
-    settings: dict[str, Settings] = field(default_factory=dict)
-
-
-def lint_configured(
-    paths: Iterable[str],
-    exclude: Iterable[str],
-    resolver: SettingsResolver,
-    options_for: Callable[[Settings], LintOptions],
-    *,
-    report_unused_ignores: bool = False,
-) -> ConfiguredResult:
-    """Lint every file under ``paths``, each with the options built from its own settings.
-
-    Files are grouped by settings through ``options_for``'s cache key (the settings file), so
-    options are built once per settings file. A failure in one file is recorded, not raised.
-    """
-    out = ConfiguredResult(LintResult())
-    built: dict[str | None, LintOptions] = {}
-    for source in discover(paths, exclude):
-        settings = resolver.for_file(source.path)
-        if settings.excludes(source.path):
-            continue
-        if settings.path not in built:
-            built[settings.path] = options_for(settings)
-        options = built[settings.path]
-        out.settings[source.path] = settings
-        try:
-            file_result = lint_file(source, options)
-        except OSError as exc:
-            error = InternalError(source.path, f"cannot read file: {exc.strerror}")
-            out.result.errors.append(error)
-            continue
-        except Exception as exc:  # a bug in shapelint: report it for this file and go on
-            out.result.errors.append(InternalError(source.path, f"{type(exc).__name__}: {exc}"))
-            continue
-        if report_unused_ignores:
-            file_result.findings.extend(_unused(file_result, options))
-        out.result.files.append(file_result)
-    return out
-
-
-def _unused(file_result: FileResult, options: LintOptions) -> list[Finding]:
-    """SL008 findings for suppression comments that hid nothing in this file."""
-    from shapelint.lint.runner import lint_document, selected
-    from shapelint.rules.sl008_unused_ignore import unused_ignores
-
-    doc = file_result.doc
-    if not doc.suppressions or not selected("SL008", options, doc.path):
-        return []
-    _, raw = lint_document(replace(doc, suppressions={}), options)
-    return unused_ignores(doc, raw, lambda code: selected(code, options, doc.path))
