@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Rule, describe, make_fix, pow2_factor, round_up
-from shapelint.rules.sl202_wave_quantization import (
+from shapelint.rules.batching import (
     keeps_global_batch,
     micro_batch_fix,
     stated_micro_batch,

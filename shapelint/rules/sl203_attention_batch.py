@@ -32,7 +32,7 @@ from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
 from shapelint.perf.estimate import op_time
 from shapelint.perf.workload import step_gemms
 from shapelint.rules.base import Example, Rule, describe
-from shapelint.rules.sl202_wave_quantization import (
+from shapelint.rules.batching import (
     keeps_global_batch,
     micro_batch_fix,
     stated,

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from shapelint.lint.model import Finding, ModelConfig, Target, Value
 from shapelint.perf.estimate import StepEstimate
 from shapelint.rules.base import Example, Rule, describe
-from shapelint.rules.sl202_wave_quantization import (
+from shapelint.rules.batching import (
     MEMORY_BOUND_SHARE,
     PROJECTIONS,
     memory_bound_share,

@@ -33,7 +33,7 @@ from dataclasses import replace
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.perf.estimate import StepEstimate, cached_step_time
 from shapelint.rules.base import Example, Rule, describe
-from shapelint.rules.sl202_wave_quantization import stated, stated_tp
+from shapelint.rules.batching import stated, stated_tp
 
 RULE = Rule(
     code="SL205",
