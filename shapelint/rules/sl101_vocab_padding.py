@@ -53,35 +53,7 @@ EXAMPLES = [
         ' "vocab_size": 32128}\n',
         note="32064 is a multiple of 64, but each of 2 ranks holds 16032 rows",
     ),
-    Example(
-        "num_layers: 32\nhidden_size: 2560\nnum_attention_heads: 32\nmodel_parallel_size: 2\n"
-        "make_vocab_size_divisible_by: 1  # no padding\n",
-        False,
-        format="yaml",
-        fixed="num_layers: 32\nhidden_size: 2560\nnum_attention_heads: 32\nmodel_parallel_size: 2\n"
-        "make_vocab_size_divisible_by: 128  # no padding\n",
-        note="GPT-NeoX takes the vocab from the tokenizer; the padding knob decides its alignment",
-    ),
 ]
-
-
-def _knob_only(config: ModelConfig, t: int) -> Iterator[Finding]:
-    """No vocab in the file (it comes from the tokenizer), but a padding knob that cannot
-    align whatever vocab the tokenizer has."""
-    knob = config.get(Dim.VOCAB_MULTIPLE)
-    m = knob.as_int if knob is not None else None
-    if knob is None or m is None or m <= 0 or (m * t) % MULTIPLE == 0:
-        return
-    new_m = KNOB_DEFAULT if m < KNOB_DEFAULT else round_up(m, MULTIPLE)
-    fix = make_fix(config, f"set {knob.key} to {new_m}", [(knob, new_m)], architecture=False)
-    yield RULE.finding(
-        config,
-        knob,
-        f"{knob.key} ({m}) pads the tokenizer's vocab to a multiple of {m * t}"
-        + (f" ({m} × tensor parallel {t})" if t > 1 else "")
-        + f", not of {MULTIPLE}: the embedding and logit GEMMs stay misaligned",
-        fix=fix,
-    )
 
 
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
@@ -89,9 +61,6 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     vocab = config.vocab_value
     v = vocab.as_int if vocab is not None else None
     t = max(target.tp, 1)
-    if vocab is None:
-        yield from _knob_only(config, t)
-        return
     if vocab is None or v is None or v <= 0 or v % t or (v // t) % MULTIPLE == 0:
         return
     multiple = MULTIPLE * t

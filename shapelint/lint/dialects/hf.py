@@ -20,13 +20,26 @@ NAME = "hf"
 
 HIDDEN = ("hidden_size", "n_embd", "d_model")
 HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
-KV_HEADS = ("num_key_value_heads", "num_kv_heads", "n_head_kv", "num_kv_head")
+KV_HEADS = (
+    "num_key_value_heads",
+    "num_kv_heads",
+    "n_head_kv",
+    "num_kv_head",
+    "attn_config.kv_n_heads",  # DBRX
+)
 HEAD_DIM = ("head_dim", "d_kv", "kv_channels")
-FFN = ("intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size")
-LAYERS = ("num_hidden_layers", "n_layer", "num_layers")
+FFN = (
+    "intermediate_size",
+    "n_inner",
+    "ffn_dim",
+    "d_ff",
+    "ffn_hidden_size",
+    "ffn_config.ffn_hidden_size",  # DBRX
+)
+LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 SEQ = ("max_position_embeddings", "n_positions", "seq_length", "max_sequence_length")
-EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts")
-TOP_K = ("num_experts_per_tok", "moe_top_k", "num_experts_per_token")
+EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "ffn_config.moe_num_experts")
+TOP_K = ("num_experts_per_tok", "moe_top_k", "num_experts_per_token", "ffn_config.moe_top_k")
 MOE_FFN = ("moe_intermediate_size",)
 DTYPE = ("torch_dtype", "dtype")
 
@@ -160,9 +173,9 @@ def _extract(
 ) -> Iterator[ModelConfig]:
     root = candidate.root
     if pretrained is None:
-        pretrained = any(
-            k in ("architectures", "_name_or_path") for k in root
-        ) or weights_beside(doc.path)
+        pretrained = any(k in ("architectures", "_name_or_path") for k in root) or weights_beside(
+            doc.path
+        )
     stacks = [""]
     if root.get("encoder_attention_heads") is not None and root.get("decoder_attention_heads"):
         stacks = ["encoder", "decoder"]
