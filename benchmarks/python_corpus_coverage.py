@@ -7,10 +7,12 @@ straight out of the zip — nothing is installed, imported or executed — and p
 - transformers: config classes (``class …Config`` in ``models/*/configuration_*.py``), how many
   yield a hidden size and a head count, and how many of those that declare an integer
   ``vocab_size`` default also yield the vocab;
-- LitGPT: the configs found in ``litgpt/config.py`` (the wheel ships no ``config_hub``);
+- LitGPT: the configs found in ``litgpt/config.py`` (the wheel ships no ``config_hub``): its
+  written ``dict(…)`` entries, the name variants its loops build (``Llama-2-7b{}-hf`` →
+  ``Llama-2-7b-hf``, ``Llama-2-7b-chat-hf``), and whether linting it reports any finding twice;
 - torchtitan: the configs found in its ``models/*/__init__.py`` flavour tables;
 - Llama-2-7B (4096 / 32 / 11008 / 32000) as found in transformers' ``LlamaConfig`` and
-  LitGPT's ``Llama-2-7b{}-hf`` entry;
+  LitGPT's ``Llama-2-7b-hf`` and ``Llama-2-7b-chat-hf`` variants;
 - the wall time.
 
 Run: ``.venv/bin/python benchmarks/python_corpus_coverage.py`` (``--cache DIR`` to move the
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +35,9 @@ from pathlib import Path
 from shapelint.lint.dialects import extract
 from shapelint.lint.formats import parse
 from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.runner import LintOptions, lint_document
 from shapelint.lint.source import Document, Scalar
+from shapelint.perf.gpus import lookup
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "wheels"
@@ -115,10 +120,17 @@ class Coverage:
     hf_vocab_missing: list[str] = field(default_factory=list)
     hf_missing: list[str] = field(default_factory=list)
     hf_llama: ModelConfig | None = None
+    litgpt_source: str = ""
     litgpt_entries_written: int = 0
+    # Written entries whose name is a ``str.format`` template (``name="Llama-2-7b{}-hf"``).
+    litgpt_templates_written: int = 0
     litgpt_configs: int = 0
     litgpt_hidden_heads: int = 0
     litgpt_llama: ModelConfig | None = None
+    litgpt_llama_chat: ModelConfig | None = None
+    litgpt_findings: int = 0
+    # "CODE line:column" of each finding reported more than once at the same span.
+    litgpt_repeated_findings: list[str] = field(default_factory=list)
     torchtitan_configs: list[ModelConfig] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -171,14 +183,28 @@ def measure(wheels: dict[str, Path]) -> Coverage:
                 cov.hf_llama = with_shape[0]
     for name, data in sources(wheels["litgpt"], r"^litgpt/config\.py$"):
         cov.files += 1
+        cov.litgpt_source = data.decode("utf-8")
         cov.litgpt_entries_written = len(re.findall(rb"\bhf_config=dict\(", data))
+        cov.litgpt_templates_written = len(re.findall(rb'(?m)^\s+name="[^"]*\{\}', data))
         doc = parse(name, data, "python")
         if not doc.ok:
             cov.errors.append(f"{name}: {doc.problems[0].message}")
         configs = [c for c in extract(doc) if c.dialect == "litgpt"]
         cov.litgpt_configs = len(configs)
         cov.litgpt_hidden_heads = sum(_has(c, Dim.HIDDEN, Dim.HEADS) for c in configs)
-        cov.litgpt_llama = next((c for c in configs if c.name.endswith(" Llama-2-7b{}-hf")), None)
+        cov.litgpt_llama = next((c for c in configs if c.name.endswith(" Llama-2-7b-hf")), None)
+        cov.litgpt_llama_chat = next(
+            (c for c in configs if c.name.endswith(" Llama-2-7b-chat-hf")), None
+        )
+        options = LintOptions(gpus=(lookup("H100-SXM"),), min_slowdown=0.0)
+        findings = lint_document(doc, options)[1]
+        cov.litgpt_findings = len(findings)
+        spans = Counter((f.code, f.span.start, f.span.end) for f in findings)
+        cov.litgpt_repeated_findings = [
+            f"{f.code} {f.span.line}:{f.span.column}"
+            for f in findings
+            if spans[(f.code, f.span.start, f.span.end)] > 1
+        ]
     for name, data in sources(wheels["torchtitan"], r"^torchtitan/.*models/[^/]+/__init__\.py$"):
         cov.files += 1
         doc = parse(name, data, "python")
@@ -206,13 +232,17 @@ def report(cov: Coverage) -> str:
         f"{cov.hf_hidden_heads}; integer vocab_size default declared: {cov.hf_vocab_declared}, "
         f"vocab found: {cov.hf_vocab_found}"
         + (f" (missing: {', '.join(cov.hf_vocab_missing)})" if cov.hf_vocab_missing else ""),
-        f"litgpt/config.py: {cov.litgpt_configs} configs ({cov.litgpt_entries_written} written "
-        f"hf_config entries + the Config class); with hidden and heads: "
-        f"{cov.litgpt_hidden_heads}",
+        f"litgpt/config.py: {cov.litgpt_configs} configs (from {cov.litgpt_entries_written} "
+        f"written hf_config entries, {cov.litgpt_templates_written} of them name templates, "
+        f"the variants its loops build, and the Config class); with hidden and heads: "
+        f"{cov.litgpt_hidden_heads}; findings: {cov.litgpt_findings}, reported twice at one "
+        f"span: {len(cov.litgpt_repeated_findings)}",
         f"torchtitan flavours with hidden and heads: {len(cov.torchtitan_configs)}",
         f"Llama-2-7B in transformers LlamaConfig: {_dims(cov.hf_llama)}",
-        f"Llama-2-7B in LitGPT {cov.litgpt_llama.name if cov.litgpt_llama else ''}: "
-        f"{_dims(cov.litgpt_llama)}",
+    ]
+    lines += [
+        f"Llama-2-7B in LitGPT {config.name if config else ''}: {_dims(config)}"
+        for config in (cov.litgpt_llama, cov.litgpt_llama_chat)
     ]
     lines += [f"torchtitan {c.name}: {_dims(c)}" for c in cov.torchtitan_configs]
     return "\n".join(lines)

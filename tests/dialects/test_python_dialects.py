@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from shapelint.cli import main
 from shapelint.lint.dialects import extract
 from shapelint.lint.formats import parse
 from shapelint.lint.formats.python import parse_python
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.model import Dim, Finding, ModelConfig
+from shapelint.lint.runner import LintOptions, lint_document
 from shapelint.lint.source import Candidate, Document, Entry, LineIndex, Mapping, Node, Scalar
+from shapelint.perf.gpus import lookup
 
 
 def configs(source: str, path: str = "config.py") -> list[ModelConfig]:
@@ -148,6 +152,98 @@ def test_litgpt_unknown_value_is_not_defaulted() -> None:
     config = named(found, "cfgs[0] x")
     assert Dim.HIDDEN not in config.dims
     assert config.int(Dim.HEADS) == 8
+
+
+LITGPT_VARIANTS = """
+from copy import deepcopy
+
+configs = []
+phi = [
+    # GPT-3 2.7B's shape: h/a = 2560/32 = 80, and a vocab padded to a multiple of 1
+    dict(
+        name="phi-2{}",
+        hf_config=dict(org="microsoft", name="phi-2{}"),
+        vocab_size=50257,
+        padding_multiple=1,
+        n_embd=2560,
+        n_head=32,
+        n_layer=32,
+        mlp_class_name="LLaMAMLP",
+        intermediate_size=10240,
+    ),
+]
+for c in phi:
+    for kind in ("", "-chat"):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        copy["hf_config"]["name"] = c["hf_config"]["name"].format(kind)
+        configs.append(copy)
+"""
+
+
+LITGPT_LOOP = """
+for c in llama_2:
+    for kind in ("", "-chat"):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        copy["hf_config"]["name"] = c["hf_config"]["name"].format(kind)
+        configs.append(copy)
+"""
+
+
+def test_litgpt_variant_loop_gives_one_config_per_variant() -> None:
+    found = configs(LITGPT + "from copy import deepcopy\n" + LITGPT_LOOP)
+    base = named(found, "llama_2[0] Llama-2-7b-hf")
+    chat = named(found, "llama_2[0] Llama-2-7b-chat-hf")
+    shape = (Dim.HIDDEN, Dim.HEADS, Dim.FFN, Dim.VOCAB)
+    assert [base.int(d) for d in shape] == [4096, 32, 11008, 32000]
+    assert [chat.int(d) for d in shape] == [4096, 32, 11008, 32000]
+    # Both read the template's values: same spans (line 14: intermediate_size=11008).
+    assert chat.dims[Dim.FFN].span == base.dims[Dim.FFN].span
+    assert chat.dims[Dim.FFN].span.line == 14
+    # A LitGPT default points at the variant's name, which is the template's name literal.
+    assert chat.dims[Dim.HIDDEN].derived and chat.dims[Dim.HIDDEN].span.line == 4
+    assert "llama_2[0] Llama-2-7b{}-hf" not in [c.name for c in found]
+    seventy = named(found, "llama_2[1] Llama-2-70b-chat-hf")
+    assert (seventy.int(Dim.HIDDEN), seventy.int(Dim.KV_HEADS)) == (8192, 8)
+
+
+def _lint(text: str) -> list[Finding]:
+    doc = parse_python("config.py", textwrap.dedent(text).lstrip("\n"))
+    options = LintOptions(gpus=(lookup("H100-SXM"),), min_slowdown=0.0)
+    return lint_document(doc, options)[1]
+
+
+def test_litgpt_variants_report_a_template_finding_once() -> None:
+    findings = _lint(LITGPT_VARIANTS)
+    assert sorted((f.code, f.span.line, f.config) for f in findings) == [
+        ("SL101", 9, "phi[0] phi-2"),  # padding_multiple=1 leaves the vocab at 50257
+        ("SL102", 11, "phi[0] phi-2"),  # head_size = 2560 // 32 = 80
+    ]
+
+
+def test_litgpt_variants_fix_the_template_once(tmp_path: Path) -> None:
+    path = tmp_path / "config.py"
+    text = textwrap.dedent(LITGPT_VARIANTS).lstrip("\n")
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--fix", "--min-slowdown", "0", str(path)], out, err) == 1
+    assert path.read_text() == text.replace("padding_multiple=1,", "padding_multiple=128,")
+    assert [f.code for f in _lint(path.read_text())] == ["SL102"]
+
+
+def test_litgpt_variant_loop_literal_is_shared_and_unsafe_to_fix() -> None:
+    # The loop's own padding_multiple=1 is one literal for both variants: fixing it for one
+    # config changes the other, so the fix is unsafe.
+    loop_set = LITGPT_VARIANTS.replace("        padding_multiple=1,\n", "").replace(
+        "        configs.append(copy)",
+        '        copy["padding_multiple"] = 1\n        configs.append(copy)',
+    )
+    findings = [f for f in _lint(loop_set) if f.code == "SL101"]
+    assert len(findings) == 1
+    fix = findings[0].fix
+    assert fix is not None and fix.applicability == "unsafe"
+    assert [(e.span.line, e.old, e.new) for e in fix.edits] == [(22, 1, 128)]
 
 
 def _yaml_candidate(data: dict[str, object]) -> Candidate:

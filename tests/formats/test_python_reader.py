@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -245,6 +246,8 @@ def test_dict_of_calls_is_a_collection() -> None:
 
 
 LITGPT = """
+from copy import deepcopy
+
 configs = [
     dict(name="pythia-14m", hf_config=dict(org="EleutherAI", name="pythia-14m"), n_embd=128),
 ]
@@ -274,18 +277,461 @@ variants = [dict(name=f"v{i}", n_embd=64 * i) for i in range(3)]
 def test_litgpt_lists_appends_and_extends() -> None:
     doc = py(LITGPT)
     names = [c.name for c in doc.candidates]
+    # The loop replaces the Llama-2-7b{}-hf template by its two variants; the comprehension
+    # is not expanded.
     assert names == [
         "configs[0] pythia-14m",
-        "llama_2[0] Llama-2-7b{}-hf",
+        "llama_2[0] Llama-2-7b-hf",
+        "llama_2[0] Llama-2-7b-chat-hf",
         "configs.append[0] Llama-3.1-Nemotron-70B-Instruct-HF",
         "configs.extend[0][0] extra-a",
         "configs.extend[0][1] extra-b",
     ]
-    llama = cand(doc, "llama_2[0] Llama-2-7b{}-hf")
+    llama = cand(doc, "llama_2[0] Llama-2-7b-chat-hf")
     hf_config = llama.root.get("hf_config")
     assert isinstance(hf_config, Mapping)
     assert scalar(hf_config.get("org")).value == "meta-llama"
-    assert at(doc, llama.root.get("vocab_size")) == pos(doc, 9, "vocab_size=", "32000")
+    # The loop sets only the top-level name: the nested one stays the template's.
+    assert scalar(hf_config.get("name")).value == "Llama-2-7b{}-hf"
+    assert at(doc, llama.root.get("vocab_size")) == pos(doc, 11, "vocab_size=", "32000")
+
+
+# ---- LitGPT name-variant loops -------------------------------------------------------------
+
+LLAMA_2_LOOP = """
+from copy import deepcopy
+
+configs = []
+llama_2 = [
+    dict(
+        name="Llama-2-7b{}-hf",
+        hf_config=dict(org="meta-llama", name="Llama-2-7b{}-hf"),
+        vocab_size=32000,
+        intermediate_size=11008,
+    ),
+    dict(name="Llama-2-13b{}-hf", hf_config=dict(org="meta-llama", name="Llama-2-13b{}-hf"), n_embd=5120),
+]
+for c in llama_2:
+    for kind in ("", "-chat"):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        copy["hf_config"]["name"] = c["hf_config"]["name"].format(kind)
+        configs.append(copy)
+"""
+
+
+def hf_name(candidate: Candidate) -> Scalar:
+    hf_config = candidate.root.get("hf_config")
+    assert isinstance(hf_config, Mapping)
+    return scalar(hf_config.get("name"))
+
+
+def test_variant_loop_replaces_a_template_by_its_variants() -> None:
+    doc = py(LLAMA_2_LOOP)
+    assert [c.name for c in doc.candidates] == [
+        "llama_2[0] Llama-2-7b-hf",
+        "llama_2[0] Llama-2-7b-chat-hf",
+        "llama_2[1] Llama-2-13b-hf",
+        "llama_2[1] Llama-2-13b-chat-hf",
+    ]
+    base, chat = cand(doc, "llama_2[0] Llama-2-7b-hf"), cand(doc, "llama_2[0] Llama-2-7b-chat-hf")
+    assert (base.kind, chat.kind) == ("call", "call")
+    assert [scalar(c.root.get("name")).value for c in (base, chat)] == [
+        "Llama-2-7b-hf",
+        "Llama-2-7b-chat-hf",
+    ]
+    assert [hf_name(c).value for c in (base, chat)] == ["Llama-2-7b-hf", "Llama-2-7b-chat-hf"]
+    # Every value sits where the template writes it: a fix edits the template once.
+    template = '"Llama-2-7b{}-hf"'
+    for variant in (base, chat):
+        assert list(variant.root.keys()) == ["name", "hf_config", "vocab_size", "intermediate_size"]
+        assert at(doc, variant.root.get("name")) == pos(doc, 6, "name=", template)
+        assert at(doc, hf_name(variant)) == pos(doc, 7, '"meta-llama", name=', template)
+        assert at(doc, variant.root.get("vocab_size")) == pos(doc, 8, "vocab_size=", "32000")
+        assert at(doc, variant.root.get("intermediate_size")) == pos(doc, 9, "=", "11008")
+        # The name is computed: its expression is the template's text at that span.
+        assert scalar(variant.root.get("name")).expression == template
+        assert not scalar(variant.root.get("vocab_size")).shared
+    assert base.root.span == chat.root.span
+    thirteen = cand(doc, "llama_2[1] Llama-2-13b-chat-hf")
+    assert at(doc, thirteen.root.get("n_embd")) == pos(doc, 11, "n_embd=", "5120")
+    # The loop body's own statements add no candidates.
+    assert not any("copy" in c.name for c in doc.candidates)
+
+
+FALCON_180B_LOOP = """
+from copy import deepcopy
+
+falcon180b = dict(
+    name="falcon-180B{}",
+    hf_config=dict(org="tiiuae", name="falcon-180B{}"),
+    n_embd=14848,
+)
+
+for kind in ("", "-chat"):
+    copy = deepcopy(falcon180b)
+    copy["name"] = falcon180b["name"].format(kind)
+    copy["hf_config"]["name"] = falcon180b["hf_config"]["name"].format(kind)
+    configs.append(copy)
+"""
+
+
+def test_variant_loop_over_a_named_dict() -> None:
+    doc = py(FALCON_180B_LOOP)
+    assert [c.name for c in doc.candidates] == [
+        "falcon180b falcon-180B",
+        "falcon180b falcon-180B-chat",
+    ]
+    chat = cand(doc, "falcon180b falcon-180B-chat")
+    assert hf_name(chat).value == "falcon-180B-chat"
+    assert at(doc, hf_name(chat)) == pos(doc, 5, '"tiiuae", name=', '"falcon-180B{}"')
+    assert at(doc, chat.root.get("n_embd")) == pos(doc, 6, "n_embd=", "14848")
+
+
+GEMMA_LOOP = """
+from copy import deepcopy
+
+gemma = [
+    dict(name="Gemma-2b", hf_config=dict(org="google", name="gemma-2b"), n_embd=2048),
+    dict(name="Gemma-7b", hf_config=dict(org="google", name="gemma-7b"), n_embd=3072),
+]
+configs.extend(gemma)
+for c in gemma:
+    copy = deepcopy(c)
+    copy["name"] = f"{c['name']}-it"
+    copy["hf_config"]["name"] = f"{c['hf_config']['name']}-it"
+    configs.append(copy)
+"""
+
+
+def test_variant_loop_keeps_a_template_without_placeholder() -> None:
+    doc = py(GEMMA_LOOP)
+    # Gemma-2b is a config of its own (extended into configs) and the template of Gemma-2b-it.
+    assert [c.name for c in doc.candidates] == [
+        "gemma[0] Gemma-2b",
+        "gemma[0] Gemma-2b-it",
+        "gemma[1] Gemma-7b",
+        "gemma[1] Gemma-7b-it",
+    ]
+    it = cand(doc, "gemma[1] Gemma-7b-it")
+    assert hf_name(it).value == "gemma-7b-it"
+    assert at(doc, it.root.get("n_embd")) == pos(doc, 5, "n_embd=", "3072")
+    assert at(doc, it.root.get("name")) == pos(doc, 5, "name=", '"Gemma-7b"')
+    assert scalar(cand(doc, "gemma[1] Gemma-7b").root.get("name")).value == "Gemma-7b"
+
+
+TUPLE_ROWS_LOOP = """
+from copy import deepcopy
+
+tiny_llama = [
+    dict(name="tiny-llama-1.1b{}", hf_config=dict(org="TinyLlama", name="TinyLlama-1.1B{}")),
+]
+for c in tiny_llama:
+    for kind, hf_postfix in (("", "-intermediate-step-1431k-3T"), ("-chat", "-Chat-v1.0")):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        copy["hf_config"]["name"] = c["hf_config"]["name"].format(hf_postfix)
+        configs.append(copy)
+code_llama = [dict(name="CodeLlama-7b", n_embd=4096)]
+for suffix in ("-Python", "-Instruct"):
+    for c in code_llama:
+        copy = c.copy()
+        copy["name"] = c["name"] + suffix + "-hf"
+        configs.append(copy)
+"""
+
+
+def test_variant_loop_with_two_loop_variables_and_concatenation() -> None:
+    doc = py(TUPLE_ROWS_LOOP)
+    assert [c.name for c in doc.candidates] == [
+        "tiny_llama[0] tiny-llama-1.1b",
+        "tiny_llama[0] tiny-llama-1.1b-chat",
+        "code_llama[0] CodeLlama-7b",
+        "code_llama[0] CodeLlama-7b-Python-hf",
+        "code_llama[0] CodeLlama-7b-Instruct-hf",
+    ]
+    assert [hf_name(c).value for c in doc.candidates[:2]] == [
+        "TinyLlama-1.1B-intermediate-step-1431k-3T",
+        "TinyLlama-1.1B-Chat-v1.0",
+    ]
+    python = cand(doc, "code_llama[0] CodeLlama-7b-Python-hf")
+    assert at(doc, python.root.get("n_embd")) == pos(doc, 12, "n_embd=", "4096")
+
+
+@pytest.mark.parametrize(
+    ("imports", "copy", "name"),
+    [
+        ("from copy import deepcopy", "deepcopy(c)", 'c["name"].format(kind)'),
+        ("from copy import deepcopy as dc", "dc(c)", '"{}{}".format(c["name"], kind)'),
+        ("import copy as cp", "cp.deepcopy(c)", "f\"{c['name']}{kind}\""),
+        ("", "c.copy()", 'c["name"] + kind'),
+        ("", "dict(c)", '"{n}{k}".format(n=c["name"], k=kind)'),
+        ("", "dict(c)", '"{0}{1}{0}".format(c["name"], kind)'),
+        ("", "dict(c)", 'new["name"] + kind'),
+        ("", "dict(c)", "f\"{c['name']}\" f'{kind}'"),
+        ("", "dict(c)", 'c["name"] + "" + kind'),
+        ("", "dict(c)", "f\"{c['name']}{{{kind}}}\\t\""),
+        ("", "dict(c)", "rf'{c[\"name\"]}\\{kind}'"),
+    ],
+)
+def test_variant_loop_copy_and_name_forms(imports: str, copy: str, name: str) -> None:
+    template = "x{}" if ".format(kind)" in name else "x"
+    text = (
+        f"{imports}\n"
+        f'xs = [{{"name": "{template}", "n_embd": 64}}]\n'
+        "for c in xs:\n"
+        '    for kind in ["-a", "-b"]:\n'
+        f"        new = {copy}\n"
+        f'        new["name"] = {name}\n'
+        "        out.append(new)\n"
+    )
+    doc = parse_python("config.py", text)
+    # Python itself is the oracle for the names (the test's own expression, not the file).
+    expected = [
+        eval(name, {"c": {"name": template}, "new": {"name": template}, "kind": k})
+        for k in ("-a", "-b")
+    ]
+    # A name with a placeholder is a template: only its variants remain.
+    kept = [] if template == "x{}" else ["xs[0] x"]
+    assert [c.name for c in doc.candidates] == [*kept, *(f"xs[0] {n}" for n in expected)]
+    b = cand(doc, f"xs[0] {expected[1]}")
+    assert scalar(b.root.get("name")).value == expected[1]
+    assert at(doc, b.root.get("n_embd")) == pos(doc, 2, '"n_embd": ', "64")
+    assert b.kind == "dict"
+
+
+OVERRIDE_LOOP = """
+from copy import deepcopy
+
+mistral = [
+    dict(name="Mistral-7B-{}v0.1", hf_config=dict(org="mistralai", name="Mistral-7B-{}v0.1"), block_size=4096, n_embd=4096),
+]
+for c in mistral:
+    for kind in ("", "Instruct-"):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        copy["block_size"] = 32768
+        copy["rope_base"] = 1_000_000
+        configs.append(copy)
+"""
+
+
+def test_variant_loop_literal_assignments_override_the_template() -> None:
+    doc = py(OVERRIDE_LOOP)
+    assert [c.name for c in doc.candidates] == [
+        "mistral[0] Mistral-7B-v0.1",
+        "mistral[0] Mistral-7B-Instruct-v0.1",
+    ]
+    instruct = cand(doc, "mistral[0] Mistral-7B-Instruct-v0.1").root
+    assert list(instruct.keys()) == ["name", "hf_config", "block_size", "n_embd", "rope_base"]
+    # The literal in the loop, with its own span; editing it changes both variants: shared.
+    block = scalar(instruct.get("block_size"))
+    assert at(doc, block) == pos(doc, 10, "= ", "32768")
+    assert block.value == 32768 and block.shared
+    rope = scalar(instruct.get("rope_base"))
+    assert (at(doc, rope), rope.value, rope.shared) == (
+        pos(doc, 11, "= ", "1_000_000"),
+        10**6,
+        True,
+    )
+    added = next(e for e in instruct.entries if e.key == "rope_base")
+    assert (added.key_span.line, added.key_span.column) == pos(doc, 11, "copy[", '"rope_base"')[:2]
+    # What the loop does not assign stays the template's.
+    n_embd = scalar(instruct.get("n_embd"))
+    assert at(doc, n_embd) == pos(doc, 4, "n_embd=", "4096") and not n_embd.shared
+
+
+FOLLOWED_LISTS = """
+from copy import deepcopy
+
+qwen = [dict(name="Qwen2.5-0.5B{}", n_embd=896)]
+coder = [dict(name="Qwen2.5-Coder-1.5B{}", n_embd=1536)]
+maths = [dict(name="Qwen2.5-Math-1.5B{}", n_embd=1536)]
+qwen.extend(coder)
+configs.extend(maths)
+qwen.extend([*maths, dict(name="Qwen2.5-3B{}", n_embd=2048)])
+qwen.append(dict(name="Qwen2.5-7B{}", n_embd=3584))
+for c in qwen:
+    for kind in ("", "-Instruct"):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        configs.append(copy)
+"""
+
+
+def test_variant_loop_follows_appends_and_extends() -> None:
+    doc = py(FOLLOWED_LISTS)
+    assert [c.name for c in doc.candidates] == [
+        f"{label} {model}{kind}"
+        for label, model in [
+            ("qwen[0]", "Qwen2.5-0.5B"),
+            ("coder[0]", "Qwen2.5-Coder-1.5B"),
+            ("maths[0]", "Qwen2.5-Math-1.5B"),
+            ("qwen.extend[0][1]", "Qwen2.5-3B"),
+            ("qwen.append[0]", "Qwen2.5-7B"),
+        ]
+        for kind in ("", "-Instruct")
+    ]
+    seven = cand(doc, "qwen.append[0] Qwen2.5-7B-Instruct")
+    assert at(doc, seven.root.get("n_embd")) == pos(doc, 9, "n_embd=", "3584")
+
+
+SKIPPED_TEMPLATES = """
+from copy import deepcopy
+
+llama_3 = [
+    dict(name="Llama-3-8B{}", hf_config=dict(org="meta-llama", name="Meta-Llama-3-8B{}"), n_embd=4096),
+    dict(name="Llama-3.3-70B-Instruct", hf_config=dict(org="meta-llama", name="x"), n_embd=8192),
+]
+"""
+
+LOOP = """
+for c in llama_3:
+    for kind in ("", "-Instruct"):
+        copy = deepcopy(c)
+        copy["name"] = c["name"].format(kind)
+        configs.append(copy)
+"""
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        # LitGPT's own llama_3 loop: a condition decides which entries are expanded
+        """
+        for c in llama_3:
+            if c["name"] == "Llama-3.3-70B-Instruct":
+                configs.append(c)
+                continue
+            for kind in ("", "-Instruct"):
+                copy = deepcopy(c)
+                copy["name"] = c["name"].format(kind)
+                configs.append(copy)
+        """,
+        # LitGPT's pythia loop: some entries are skipped
+        """
+        for c in llama_3:
+            if c["name"] in ("Llama-3-8B{}",):
+                continue
+            copy = deepcopy(c)
+            copy["name"] = f"{c['name']}-deduped"
+            configs.append(copy)
+        """,
+        LOOP.replace('c["name"].format(kind)', 'c["name"].format(kind).lower()'),
+        LOOP.replace('c["name"].format(kind)', "make_name(c, kind)"),
+        LOOP.replace('c["name"].format(kind)', 'c["name"].format(SUFFIX)'),
+        LOOP.replace('c["name"].format(kind)', 'c["name"].format(kind=kind)'),
+        LOOP.replace('c["name"].format(kind)', '"{:>40}".format(c["name"])'),
+        LOOP.replace('c["name"].format(kind)', 'c["n_embd"]'),
+        LOOP.replace('c["name"].format(kind)', "f\"{c['name']!r}\""),
+        LOOP.replace("configs.append(copy)", "print(kind)\n        configs.append(copy)"),
+        LOOP.replace(
+            "configs.append(copy)", 'copy["block_size"] = compute()\n        configs.append(copy)'
+        ),
+        LOOP.replace(
+            "configs.append(copy)", 'copy["missing"]["name"] = "x"\n        configs.append(copy)'
+        ),
+        LOOP.replace("configs.append(copy)", "configs.append(c)"),
+        LOOP.replace("configs.append(copy)", "llama_3.append(copy)"),
+        LOOP.replace("configs.append(copy)", "configs.extend([copy])"),
+        LOOP.replace("        configs.append(copy)\n", ""),
+        LOOP.replace('("", "-Instruct")', "KINDS"),
+        LOOP.replace('("", "-Instruct")', '{"", "-Instruct"}'),
+        LOOP.replace('("", "-Instruct")', '("", 1)'),
+        LOOP.replace('("", "-Instruct")', '(("", "-x"), ("-y", "-z"))'),
+        LOOP.replace("deepcopy(c)", "deepcopy(llama_3[0])"),
+        LOOP.replace("deepcopy(c)", "make_copy(c)"),
+        LOOP.replace("copy = deepcopy(c)", "deepcopy = deepcopy(c)").replace("copy[", "deepcopy["),
+        # a shallow copy shares hf_config with the template: setting its name changes both
+        LOOP.replace("deepcopy(c)", "c.copy()").replace(
+            "configs.append", 'copy["hf_config"]["name"] = kind\n        configs.append'
+        ),
+        LOOP + "else:\n    pass\n",
+        # three loops deep
+        "for x in ('a', 'b'):\n" + textwrap.indent(LOOP, "    "),
+        "llama_3.append(make_config())\n" + LOOP,
+        'llama_3[0]["n_embd"] = 8192\n' + LOOP,
+        "llama_3 = list(llama_3)\n" + LOOP,
+        "def build():\n" + textwrap.indent(LOOP, "    "),
+        "if READY:\n" + textwrap.indent(LOOP, "    "),
+    ],
+)
+def test_variant_loop_not_understood_adds_nothing(loop: str) -> None:
+    doc = py(SKIPPED_TEMPLATES + textwrap.dedent(loop))
+    assert [c.name for c in doc.candidates] == [
+        "llama_3[0] Llama-3-8B{}",
+        "llama_3[1] Llama-3.3-70B-Instruct",
+    ]
+    eight = cand(doc, "llama_3[0] Llama-3-8B{}").root
+    assert at(doc, eight.get("n_embd")) == pos(doc, 4, "n_embd=", "4096")
+    assert scalar(eight.get("name")).value == "Llama-3-8B{}"
+
+
+def test_variant_loop_needs_deepcopy_from_the_copy_module() -> None:
+    for imports in ("\n", "from mylib import deepcopy\n", "import copy\n"):
+        doc = py(SKIPPED_TEMPLATES.replace("from copy import deepcopy\n", imports) + LOOP)
+        assert [c.name for c in doc.candidates] == [
+            "llama_3[0] Llama-3-8B{}",
+            "llama_3[1] Llama-3.3-70B-Instruct",
+        ], imports
+    doc = py(SKIPPED_TEMPLATES + LOOP)
+    assert [c.name for c in doc.candidates][:2] == [
+        "llama_3[0] Llama-3-8B",
+        "llama_3[0] Llama-3-8B-Instruct",
+    ]
+
+
+def test_variant_loop_twice_over_one_dict() -> None:
+    again = """
+for kind in ("-x",):
+    copy = deepcopy(falcon180b)
+    copy["name"] = falcon180b["name"].format(kind)
+    configs.append(copy)
+"""
+    doc = py(FALCON_180B_LOOP + again)
+    assert [c.name for c in doc.candidates] == [
+        "falcon180b falcon-180B",
+        "falcon180b falcon-180B-chat",
+        "falcon180b falcon-180B-x",
+    ]
+
+
+def test_variant_loop_that_rebinds_its_list_ends_following_it() -> None:
+    # ``for llama_3 in llama_3`` leaves the name bound to the last entry: the next loop over
+    # it is not expanded.
+    rebinding = (
+        LOOP.replace("for c in", "for llama_3 in")
+        .replace("(c)", "(llama_3)")
+        .replace('c["name"]', 'llama_3["name"]')
+    )
+    doc = py(SKIPPED_TEMPLATES + rebinding + LOOP.replace('"-Instruct"', '"-Chat"'))
+    assert [c.name for c in doc.candidates] == [
+        "llama_3[0] Llama-3-8B",
+        "llama_3[0] Llama-3-8B-Instruct",
+        "llama_3[1] Llama-3.3-70B-Instruct",
+        "llama_3[1] Llama-3.3-70B-Instruct #2",
+        "llama_3[1] Llama-3.3-70B-Instruct #3",
+    ]
+
+
+def test_variant_loop_names_stay_unique() -> None:
+    doc = py(SKIPPED_TEMPLATES + LOOP.replace('("", "-Instruct")', '("-a", "-a")'))
+    assert [c.name for c in doc.candidates] == [
+        "llama_3[0] Llama-3-8B-a",
+        "llama_3[0] Llama-3-8B-a #2",
+        # no placeholder: the template stays, and both variants repeat its name
+        "llama_3[1] Llama-3.3-70B-Instruct",
+        "llama_3[1] Llama-3.3-70B-Instruct #2",
+        "llama_3[1] Llama-3.3-70B-Instruct #3",
+    ]
+
+
+def test_variant_loop_too_large_is_not_expanded() -> None:
+    kinds = ", ".join(f'"-{i}"' for i in range(513))
+    doc = py(SKIPPED_TEMPLATES + LOOP.replace('"", "-Instruct"', kinds))
+    assert len(doc.candidates) == 2
+    doc = py(SKIPPED_TEMPLATES + LOOP.replace('"", "-Instruct"', kinds[: kinds.rindex(",")]))
+    assert len(doc.candidates) == 2 + 2 * 512 - 1  # the 70B template without placeholder stays
 
 
 def test_nested_dicts_become_mappings_with_positions() -> None:

@@ -25,8 +25,23 @@ Values are constant-folded where that is exact: literals (``50_304``), arithmeti
 (module, class body or function body) to such values. A folded value keeps its source text in
 ``Scalar.expression``. Anything else — other calls, attribute access, names that are not such
 constants, comprehensions — is a `Scalar` with ``known=False`` and value ``None``: unknown, never
-guessed. Values built by loops (LitGPT's ``for c in llama_2: copy = deepcopy(c); …``) and by
-comprehensions are not expanded: each written entry is one config.
+guessed. Comprehensions are not expanded.
+
+LitGPT's name-variant loops are expanded (`_Reader.expand_loop`): a module-level ``for`` (at most
+two deep) over a list of written ``dict(…)``/``{…}`` configs and/or a tuple of string literals
+(``for kind, hf in (("", "-x"), …)`` too), whose body is exactly ``copy = deepcopy(c)`` (or
+``c.copy()`` / ``dict(c)``), assignments ``copy["name"] = …`` (required), ``copy["a"]["b"] = …``,
+then ``configs.append(copy)``. Each iteration is a candidate named by its template's label and
+the evaluated name (``llama_2[0] Llama-2-7b-chat-hf``); its entries are the template's (same
+spans, so a fix edits the template once) with the assignments applied. A string built from the
+template, the loop variables and literals (``c["name"].format(kind)``, ``f"{c['name']}-it"``,
+``c["name"] + "-x"``) keeps the template entry's span; a literal (``copy["block_size"] = 4096``)
+has the assignment's span and is ``shared`` (editing it changes every config the loop builds).
+A template whose name has a ``{}`` placeholder is replaced by its variants; other templates are
+kept (LitGPT adds them too). A loop with anything else — a condition, another statement, a
+value that cannot be evaluated, a list changed in ways not followed — is not expanded at all.
+The lists are followed through ``x = [...]``, ``x.append(dict(…))`` and ``x.extend(y)``; any
+other use of a name in a module-level statement stops following it.
 
 Syntax errors become an ``SL000`` problem (located with Python's own parser, as users see it
 from ``python -c``); duplicate dict keys and repeated keyword arguments become ``SL001``.
@@ -39,10 +54,11 @@ from __future__ import annotations
 import ast
 import math
 import re
+import string
 import warnings
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from shapelint.lint.source import (
@@ -65,6 +81,7 @@ if TYPE_CHECKING:
 _SUPPRESS = re.compile(r"shapelint:\s*ignore\b(?:\[([^\]]*)\])?")
 _NORMALIZED = re.compile(r"[\x0b\x0c]|\r(?!\n)")
 _LIBCST_AT = re.compile(r"error at (\d+):(\d+)")
+_WORD = re.compile(r"[^\W\d]\w*")
 # Nesting deeper than this is reported as unknown rather than walked (recursion guard).
 _MAX_DEPTH = 60
 # Folded integers larger than this (in bits) are not computed: ``10 ** 10 ** 10`` is unknown.
@@ -73,6 +90,8 @@ _MAX_BITS = 512
 _WRAPPER_KEYWORDS = ("default",)
 _MAX_STRING = 10_000
 _NO_VALUE = object()
+# A loop that would build more configs than this is not expanded.
+_MAX_VARIANTS = 1024
 
 
 def parse_python(path: str, text: str) -> Document:
@@ -142,6 +161,53 @@ class _Folded:
 _UNKNOWN = _Folded(None, False, False)
 
 
+@dataclass(frozen=True)
+class _Template:
+    """A module-level ``dict(…)``/``{…}`` config a loop may copy, with the label it was named by
+    (``llama_2[0]``, without the ``name`` entry)."""
+
+    candidate: Candidate
+    label: str
+
+
+@dataclass(frozen=True)
+class _Assignment:
+    """``copy["a"]["b"] = value`` in a variant loop: the key path, its last key, the value."""
+
+    path: tuple[str, ...]
+    key: cst.BaseExpression
+    value: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class _Loop:
+    """A recognized variant loop: what it iterates and what each iteration assigns.
+
+    ``levels`` is one item per ``for``, outermost first: None for the loop over the templates,
+    else the loop variables and the rows of string literals they take.
+    """
+
+    templates: tuple[_Template, ...]
+    template_var: str
+    copy_var: str
+    levels: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None, ...]
+    assignments: tuple[_Assignment, ...]
+    bound: frozenset[str]
+    read: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _LoopScope:
+    """What a string expression in a variant loop may read in one iteration."""
+
+    strings: AbcMapping[str, str]
+    template_var: str
+    template: Mapping
+    copy_var: str
+    copy: Mapping
+    env: AbcMapping[str, _Folded]
+
+
 class _Reader:
     """Walks one parsed module and collects candidates, problems and suppressions."""
 
@@ -167,6 +233,15 @@ class _Reader:
         self.names: dict[str, int] = {}
         self.counters: dict[str, int] = {}
         self.reported: set[int] = set()
+        # Variant loops: module-level dict configs by their expression node, the lists and
+        # names of them followed so far, the variants built from each template (by id of its
+        # candidate) and the templates they replace.
+        self.templates: dict[cst.CSTNode, _Template] = {}
+        self.lists: dict[str, list[_Template]] = {}
+        self.singles: dict[str, _Template] = {}
+        self.variants: dict[int, list[Candidate]] = {}
+        self.expanded: set[int] = set()
+        self.deepcopy_names, self.copy_modules = _copy_imports(module)
 
     # ---- positions -------------------------------------------------------------------------
 
@@ -208,6 +283,13 @@ class _Reader:
         env: dict[str, _Folded] = {}
         module_entries: list[Entry] = []
         self.scan_block(self.module.body, env, scope="", module_entries=module_entries)
+        if self.variants:
+            ordered: list[Candidate] = []
+            for candidate in self.candidates:
+                if id(candidate) not in self.expanded:
+                    ordered.append(candidate)
+                ordered.extend(self.variants.get(id(candidate), ()))
+            self.candidates = ordered
         if any(isinstance(e.value, Scalar) and e.value.known for e in module_entries):
             root = Mapping(tuple(module_entries), self.index.span(self.path, 0, len(self.text)))
             self.candidates.insert(0, Candidate(name="", root=root, kind="module"))
@@ -242,22 +324,31 @@ class _Reader:
         """Walk statements in order, binding constants in ``env`` and collecting configs."""
         import libcst as cst
 
+        module = module_entries is not None
         for stmt in body:
+            read: frozenset[str] = frozenset()
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self.small_statement(small, env, scope, module_entries)
-            elif isinstance(stmt, cst.ClassDef):
+                    if module:
+                        self.follow(small, self.follow_small(small))
+                continue
+            if isinstance(stmt, cst.ClassDef):
                 env.pop(stmt.name.value, None)
                 self.class_def(stmt, env, _join(scope, stmt.name.value))
             elif isinstance(stmt, cst.FunctionDef):
                 env.pop(stmt.name.value, None)
                 self.function_def(stmt, env, _join(scope, stmt.name.value))
             else:
+                if module and isinstance(stmt, cst.For):
+                    read = self.expand_loop(stmt, env)
                 # if / for / while / with / try / match: whatever they bind is not a constant.
                 for name in _bound_names(stmt):
                     env.pop(name, None)
                 for block in _blocks(stmt):
                     self.scan_block(block, dict(env), scope)
+            if module:
+                self.follow(stmt, read)
 
     def small_statement(
         self,
@@ -455,7 +546,11 @@ class _Reader:
                     label = f"{label} {entry_name.value}"
                 if scope:
                     label = f"{label} (in {scope})"
-                self.add(Candidate(name=self.unique(label), root=node, kind=kind))
+                candidate = Candidate(name=self.unique(label), root=node, kind=kind)
+                self.add(candidate)
+                if not scope and _is_dict_expression(expr):
+                    template_label = base if base is not None else self.callee(expr)
+                    self.templates[expr] = _Template(candidate, template_label)
             return
         if isinstance(expr, cst.List | cst.Tuple | cst.Set):
             for i, item in enumerate(expr.elements):
@@ -487,6 +582,380 @@ class _Reader:
 
     def add(self, candidate: Candidate) -> None:
         self.candidates.append(candidate)
+
+    # ---- variant loops ---------------------------------------------------------------------
+
+    def follow(self, node: cst.CSTNode, handled: frozenset[str]) -> None:
+        """Stop following the lists and configs a module-level statement may change: every name
+        it mentions, except those it was understood to read or set (``handled``)."""
+        if not self.lists and not self.singles:
+            return
+        # Words of the source text: a superset of the names (strings and comments add some).
+        for name in set(_WORD.findall(self.source(node))):
+            if name not in handled:
+                self.lists.pop(name, None)
+                self.singles.pop(name, None)
+
+    def follow_small(self, small: cst.BaseSmallStatement) -> frozenset[str]:
+        """Follow ``x = [dict(…), …]``, ``x = dict(…)``, ``x.append(dict(…))``, ``x.extend(y)``
+        and ``x.extend([…])``; return the names the statement is understood to read or set."""
+        import libcst as cst
+
+        target: cst.BaseExpression | None = None
+        value: cst.BaseExpression | None = None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign):
+            target, value = small.target, small.value
+        if isinstance(target, cst.Name) and value is not None:
+            name = target.value
+            self.lists.pop(name, None)
+            self.singles.pop(name, None)
+            if isinstance(value, cst.List | cst.Tuple):
+                items = self.template_items(value)
+                if items is not None:
+                    self.lists[name] = items[0]
+                    return frozenset({name, *items[1]})
+            elif value in self.templates:
+                self.singles[name] = self.templates[value]
+                return frozenset({name})
+            return frozenset()
+        if not (
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and isinstance(small.value.func, cst.Attribute)
+            and isinstance(small.value.func.value, cst.Name)
+            and small.value.func.attr.value in ("append", "extend")
+            and len(small.value.args) == 1
+            and small.value.args[0].keyword is None
+            and not small.value.args[0].star
+        ):
+            return frozenset()
+        owner = small.value.func.value.value
+        method = small.value.func.attr.value
+        arg = small.value.args[0].value
+        followed = self.lists.get(owner)
+        if method == "append":
+            if followed is not None and arg in self.templates:
+                followed.append(self.templates[arg])
+                return frozenset({owner})
+            return frozenset()
+        if isinstance(arg, cst.Name) and arg.value in self.lists:
+            # ``configs.extend(pythia)`` reads pythia (whether or not configs is followed).
+            if followed is not None:
+                followed.extend(self.lists[arg.value])
+            return frozenset({owner, arg.value} if followed is not None else {arg.value})
+        if followed is not None and isinstance(arg, cst.List | cst.Tuple):
+            items = self.template_items(arg)
+            if items is not None:
+                followed.extend(items[0])
+                return frozenset({owner, *items[1]})
+        return frozenset()
+
+    def template_items(
+        self, literal: cst.List | cst.Tuple
+    ) -> tuple[list[_Template], set[str]] | None:
+        """The templates a list literal holds (``*other`` splices a followed list) and the
+        lists it splices; None when an item is anything else."""
+        import libcst as cst
+
+        items: list[_Template] = []
+        spliced: set[str] = set()
+        for element in literal.elements:
+            if isinstance(element, cst.Element) and element.value in self.templates:
+                items.append(self.templates[element.value])
+            elif (
+                isinstance(element, cst.StarredElement)
+                and isinstance(element.value, cst.Name)
+                and element.value.value in self.lists
+            ):
+                items.extend(self.lists[element.value.value])
+                spliced.add(element.value.value)
+            else:
+                return None
+        return items, spliced
+
+    def expand_loop(self, loop: cst.For, env: dict[str, _Folded]) -> frozenset[str]:
+        """Add one candidate per iteration of a variant loop (see the module docstring) and
+        return the followed names it reads; a loop not understood adds nothing."""
+        plan = self.loop_plan(loop)
+        if plan is None:
+            return frozenset()
+        # Without a loop over templates the loop copies one named config (``falcon180b``).
+        start = None if None in plan.levels else plan.templates[0]
+        iterations: list[tuple[_Template | None, dict[str, str]]] = [(start, {})]
+        for level in plan.levels:
+            if len(iterations) * len(plan.templates if level is None else level[1]) > _MAX_VARIANTS:
+                return frozenset()
+            if level is None:
+                iterations = [(t, b) for _, b in iterations for t in plan.templates]
+            else:
+                names, rows = level
+                iterations = [
+                    (t, {**b, **dict(zip(names, row, strict=True))})
+                    for t, b in iterations
+                    for row in rows
+                ]
+        outside = {k: v for k, v in env.items() if k not in plan.bound}
+        shared = len(iterations) > 1
+        built: list[tuple[_Template, Mapping, str]] = []
+        for template, strings in iterations:
+            assert template is not None
+            root = template.candidate.root
+            scope = _LoopScope(strings, plan.template_var, root, plan.copy_var, root, outside)
+            for assignment in plan.assignments:
+                value = self.loop_value(assignment, replace(scope, copy=root), shared)
+                if value is None:
+                    return frozenset()
+                changed = _set_path(root, assignment.path, value, self.span(assignment.key))
+                if changed is None:
+                    return frozenset()
+                root = changed
+            named = root.get("name")
+            if not (isinstance(named, Scalar) and named.known and isinstance(named.value, str)):
+                return frozenset()
+            built.append((template, root, named.value))
+        for template, root, name in built:
+            original = template.candidate
+            variant = Candidate(
+                name=self.unique(f"{template.label} {name}" if name else template.label),
+                root=root,
+                key_prefix=original.key_prefix,
+                kind=original.kind,
+            )
+            self.variants.setdefault(id(original), []).append(variant)
+            template_name = original.root.get("name")
+            if isinstance(template_name, Scalar) and _has_placeholder(template_name.value):
+                self.expanded.add(id(original))
+        return plan.read
+
+    def loop_plan(self, loop: cst.For) -> _Loop | None:
+        """The shape of a variant loop, or None when the loop is anything else."""
+        import libcst as cst
+
+        loops = [loop]
+        body = _simple_body(loop.body)
+        if body is None:
+            inner = _suite(loop.body)
+            statements = list(inner[0]) if inner else []
+            if len(statements) != 1 or not isinstance(statements[0], cst.For):
+                return None
+            loops.append(statements[0])
+            body = _simple_body(statements[0].body)
+            if body is None:
+                return None
+        levels: list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None] = []
+        bound: list[str] = []
+        template_var: str | None = None
+        templates: tuple[_Template, ...] = ()
+        read: set[str] = set()
+        for level in loops:
+            if level.asynchronous is not None or level.orelse is not None:
+                return None
+            target, iterable = level.target, level.iter
+            if (
+                isinstance(target, cst.Name)
+                and isinstance(iterable, cst.Name)
+                and iterable.value in self.lists
+            ):
+                if template_var is not None:
+                    return None
+                template_var = target.value
+                templates = tuple(self.lists[iterable.value])
+                read.add(iterable.value)
+                levels.append(None)
+                bound.append(template_var)
+                continue
+            names = _loop_targets(target)
+            rows = _string_rows(
+                iterable, len(names) if isinstance(target, cst.Tuple | cst.List) else 0
+            )
+            if not names or rows is None:
+                return None
+            levels.append((names, rows))
+            bound.extend(names)
+        if len(body) < 3:
+            return None
+        copied = self.copy_statement(body[0])
+        appended = _appended(body[-1])
+        if copied is None or appended is None:
+            return None
+        copy_var, source, copier = copied
+        if template_var is None:
+            single = self.singles.get(source)
+            if single is None:
+                return None
+            template_var, templates = source, (single,)
+            read.add(source)
+        elif source != template_var:
+            return None
+        assignments: list[_Assignment] = []
+        for small in body[1:-1]:
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                return None
+            path = _subscript_path(small.targets[0].target, copy_var)
+            if path is None or (copier is None and len(path[0]) > 1):
+                return None  # a shallow copy shares its nested dicts with the template
+            assignments.append(_Assignment(path[0], path[1], small.value))
+        # Every name the loop binds or reads must be distinct, and the loop must not rebind the
+        # ``deepcopy`` it calls or the list it appends to.
+        names_used = [*bound, copy_var] + ([] if template_var in bound else [template_var])
+        if (
+            not templates
+            or len(set(names_used)) != len(names_used)
+            or appended[1] != copy_var
+            or appended[0] in names_used
+            or appended[0] in read  # appending to the list it walks never ends
+            or copier in names_used
+            or not any(a.path == ("name",) for a in assignments)
+        ):
+            return None
+        return _Loop(
+            templates=templates,
+            template_var=template_var,
+            copy_var=copy_var,
+            levels=tuple(levels),
+            assignments=tuple(assignments),
+            bound=frozenset({*names_used, template_var}),
+            # A name the loop rebinds (``for xs in xs``) is no longer the list afterwards.
+            read=frozenset(read) - {*bound, copy_var},
+        )
+
+    def copy_statement(self, small: cst.BaseSmallStatement) -> tuple[str, str, str | None] | None:
+        """``copy = deepcopy(c)`` / ``copy.deepcopy(c)`` (deep), ``c.copy()`` / ``dict(c)``
+        (shallow): (the copy's name, the copied name, the name of the deep copier or None)."""
+        import libcst as cst
+
+        if not (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and isinstance(small.value, cst.Call)
+        ):
+            return None
+        copy_var = small.targets[0].target.value
+        call = small.value
+        func = call.func
+        args = call.args
+        if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not args:
+            if isinstance(func.value, cst.Name):
+                return copy_var, func.value.value, None
+            return None
+        if len(args) != 1 or args[0].keyword is not None or args[0].star:
+            return None
+        source = args[0].value
+        if not isinstance(source, cst.Name):
+            return None
+        if isinstance(func, cst.Name) and func.value == "dict":
+            return copy_var, source.value, None
+        if isinstance(func, cst.Name) and func.value in self.deepcopy_names:
+            return copy_var, source.value, func.value
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "deepcopy"
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self.copy_modules
+        ):
+            return copy_var, source.value, func.value.value
+        return None
+
+    def loop_value(self, assignment: _Assignment, scope: _LoopScope, shared: bool) -> Node | None:
+        """The node an assignment of a variant loop sets: a string built from the template and
+        the loop variables (at the template entry's span), or a literal (at its own span)."""
+        expr = assignment.value
+        loop_names = {*scope.strings, scope.template_var, scope.copy_var}
+        if _referenced_names(expr) & loop_names:
+            value = self.loop_string(expr, scope, 0)
+            if value is None:
+                return None
+            # The template's entry is where the value is written (a finding on it is one
+            # finding for every variant); its text is kept as the expression it came from.
+            old = _lookup(scope.template, assignment.path)
+            span = old.span if isinstance(old, Scalar) else self.span(expr)
+            return Scalar(value, span, expression=self.text[span.start : span.end])
+        node = self.node(expr, dict(scope.env), 0)
+        if not _all_known(node):
+            return None
+        return _mark_shared(node) if shared else node
+
+    def loop_string(self, expr: cst.BaseExpression, scope: _LoopScope, depth: int) -> str | None:
+        """A string a variant loop computes, or None when it is not certain."""
+        import libcst as cst
+
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.SimpleString):
+            return _string_value(expr)
+        if isinstance(expr, cst.ConcatenatedString):
+            left = self.loop_string(expr.left, scope, depth + 1)
+            right = self.loop_string(expr.right, scope, depth + 1)
+            return _joined(left, right)
+        if isinstance(expr, cst.FormattedString):
+            return self.loop_fstring(expr, scope, depth)
+        if isinstance(expr, cst.Name):
+            if expr.value in scope.strings:
+                return scope.strings[expr.value]
+            bound = scope.env.get(expr.value)
+            return bound.value if bound is not None and isinstance(bound.value, str) else None
+        if isinstance(expr, cst.Subscript):
+            for var, root in ((scope.template_var, scope.template), (scope.copy_var, scope.copy)):
+                path = _subscript_path(expr, var)
+                if path is not None:
+                    found = _lookup(root, path[0])
+                    if isinstance(found, Scalar) and found.known and isinstance(found.value, str):
+                        return found.value
+                    return None
+            return None
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            left = self.loop_string(expr.left, scope, depth + 1)
+            right = self.loop_string(expr.right, scope, depth + 1)
+            return _joined(left, right)
+        if (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "format"
+        ):
+            template = self.loop_string(expr.func.value, scope, depth + 1)
+            if template is None:
+                return None
+            positional: list[str] = []
+            keywords: dict[str, str] = {}
+            for arg in expr.args:
+                if arg.star:
+                    return None
+                value = self.loop_string(arg.value, scope, depth + 1)
+                if value is None:
+                    return None
+                if arg.keyword is None:
+                    positional.append(value)
+                else:
+                    keywords[arg.keyword.value] = value
+            return _format(template, positional, keywords)
+        return None
+
+    def loop_fstring(self, expr: cst.FormattedString, scope: _LoopScope, depth: int) -> str | None:
+        """An f-string whose fields are plain string expressions (no ``!r``, ``:spec``, ``=``)."""
+        import libcst as cst
+
+        prefix = expr.prefix.lower().replace("f", "")
+        out: list[str] = []
+        for part in expr.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text = _fstring_text(part.value, prefix, expr.end)
+            elif (
+                isinstance(part, cst.FormattedStringExpression)
+                and part.conversion is None
+                and part.format_spec is None
+                and part.equal is None
+            ):
+                text = self.loop_string(part.expression, scope, depth + 1)
+            else:
+                return None
+            if text is None:
+                return None
+            out.append(text)
+        result = "".join(out)
+        return result if len(result) <= _MAX_STRING else None
 
     # ---- values ----------------------------------------------------------------------------
 
@@ -710,6 +1179,7 @@ def _is_config_like(expr: cst.BaseExpression) -> bool:
             "extend",
             "insert",
             "update",
+            "format",  # "{n}-{k}".format(n=…, k=…) builds a string
         ):
             return False
         return has_keyword
@@ -914,3 +1384,292 @@ def _binary(op: cst.BaseBinaryOp, left: object, right: object) -> object:
     if isinstance(result, complex) or (isinstance(result, float) and not math.isfinite(result)):
         return _NO_VALUE
     return result
+
+
+# ---- variant loops (pure helpers) ---------------------------------------------------------
+
+
+def _copy_imports(module: cst.Module) -> tuple[frozenset[str], frozenset[str]]:
+    """Names a module binds at top level to ``copy.deepcopy`` and to the ``copy`` module."""
+    import libcst as cst
+
+    deepcopy: set[str] = set()
+    modules: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not small.relative:
+                if (
+                    isinstance(small.module, cst.Name)
+                    and small.module.value == "copy"
+                    and not isinstance(small.names, cst.ImportStar)
+                ):
+                    for alias in small.names:
+                        if alias.evaluated_name == "deepcopy":
+                            deepcopy.add(alias.evaluated_alias or "deepcopy")
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if alias.evaluated_name == "copy":
+                        modules.add(alias.evaluated_alias or "copy")
+    return frozenset(deepcopy), frozenset(modules)
+
+
+def _is_dict_expression(expr: cst.BaseExpression) -> bool:
+    """``dict(…)`` or ``{…}``: a config a loop can copy and index with ``copy["name"]``."""
+    import libcst as cst
+
+    if isinstance(expr, cst.Dict):
+        return True
+    return (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict"
+    )
+
+
+def _simple_body(suite: cst.BaseSuite) -> list[cst.BaseSmallStatement] | None:
+    """The small statements of a block made only of simple statement lines, else None."""
+    import libcst as cst
+
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return list(suite.body)
+    if not isinstance(suite, cst.IndentedBlock):
+        return None
+    smalls: list[cst.BaseSmallStatement] = []
+    for stmt in suite.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        smalls.extend(stmt.body)
+    return smalls
+
+
+def _loop_targets(target: cst.BaseAssignTargetExpression) -> tuple[str, ...]:
+    """``kind`` or ``kind, postfix`` (plain names only); empty for anything else."""
+    import libcst as cst
+
+    if isinstance(target, cst.Name):
+        return (target.value,)
+    if isinstance(target, cst.Tuple | cst.List):
+        names: list[str] = []
+        for element in target.elements:
+            if not (isinstance(element, cst.Element) and isinstance(element.value, cst.Name)):
+                return ()
+            names.append(element.value.value)
+        return tuple(names)
+    return ()
+
+
+def _string_rows(iterable: cst.BaseExpression, arity: int) -> tuple[tuple[str, ...], ...] | None:
+    """The rows a tuple/list literal of strings gives a loop: ``("", "-chat")`` for one name
+    (``arity`` 0), ``(("", "-x"), ("-chat", "-y"))`` for ``arity`` names; None otherwise."""
+    import libcst as cst
+
+    if not isinstance(iterable, cst.Tuple | cst.List) or not iterable.elements:
+        return None
+    rows: list[tuple[str, ...]] = []
+    for element in iterable.elements:
+        if not isinstance(element, cst.Element):
+            return None
+        if arity == 0:
+            items: list[cst.BaseExpression] = [element.value]
+        elif isinstance(element.value, cst.Tuple | cst.List):
+            items = []
+            for item in element.value.elements:
+                if not isinstance(item, cst.Element):
+                    return None
+                items.append(item.value)
+            if len(items) != arity:
+                return None
+        else:
+            return None
+        row = tuple(_string_value(item) for item in items)
+        if any(value is None for value in row):
+            return None
+        rows.append(tuple(value for value in row if value is not None))
+    return tuple(rows)
+
+
+def _appended(small: cst.BaseSmallStatement) -> tuple[str, str] | None:
+    """``configs.append(copy)``: (the list's name, the appended name)."""
+    import libcst as cst
+
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return None
+    call = small.value
+    if not (
+        isinstance(call.func, cst.Attribute)
+        and isinstance(call.func.value, cst.Name)
+        and call.func.attr.value == "append"
+        and len(call.args) == 1
+        and call.args[0].keyword is None
+        and not call.args[0].star
+        and isinstance(call.args[0].value, cst.Name)
+    ):
+        return None
+    return call.func.value.value, call.args[0].value.value
+
+
+def _subscript_path(
+    expr: cst.BaseExpression, var: str
+) -> tuple[tuple[str, ...], cst.BaseExpression] | None:
+    """``var["a"]["b"]``: the key path ``("a", "b")`` and the last key's node."""
+    import libcst as cst
+
+    keys: list[str] = []
+    last: cst.BaseExpression | None = None
+    node = expr
+    while isinstance(node, cst.Subscript):
+        if len(node.slice) != 1:
+            return None
+        index = node.slice[0].slice
+        if not isinstance(index, cst.Index) or index.star is not None:
+            return None
+        key = _string_value(index.value)
+        if key is None:
+            return None
+        keys.append(key)
+        if last is None:
+            last = index.value
+        node = node.value
+    if not isinstance(node, cst.Name) or node.value != var or last is None:
+        return None
+    return tuple(reversed(keys)), last
+
+
+def _lookup(root: Mapping, path: tuple[str, ...]) -> Node | None:
+    node: Node | None = root
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _set_path(root: Mapping, path: tuple[str, ...], value: Node, key_span: Span) -> Mapping | None:
+    """``root`` with ``root[path] = value`` (the last entry of a repeated key is Python's); None
+    where Python would raise (a missing or non-dict parent)."""
+    key = path[0]
+    index = next(
+        (i for i in range(len(root.entries) - 1, -1, -1) if root.entries[i].key == key), None
+    )
+    entries = list(root.entries)
+    if len(path) == 1:
+        if index is None:
+            entries.append(Entry(key, key_span, value))
+        else:
+            entries[index] = Entry(key, entries[index].key_span, value)
+    else:
+        if index is None:
+            return None
+        child = entries[index].value
+        if not isinstance(child, Mapping):
+            return None
+        changed = _set_path(child, path[1:], value, key_span)
+        if changed is None:
+            return None
+        entries[index] = Entry(key, entries[index].key_span, changed)
+    return Mapping(tuple(entries), root.span, root.shared)
+
+
+def _all_known(node: Node) -> bool:
+    if isinstance(node, Scalar):
+        return node.known
+    if isinstance(node, Mapping):
+        return all(_all_known(e.value) for e in node.entries)
+    return all(_all_known(item) for item in node.items)
+
+
+def _mark_shared(node: Node) -> Node:
+    """The node with every value marked shared (editing it changes every config that has it)."""
+    if isinstance(node, Scalar):
+        return replace(node, shared=True)
+    if isinstance(node, Mapping):
+        entries = tuple(Entry(e.key, e.key_span, _mark_shared(e.value)) for e in node.entries)
+        return Mapping(entries, node.span, shared=True)
+    return Sequence(tuple(_mark_shared(item) for item in node.items), node.span, shared=True)
+
+
+def _referenced_names(node: cst.CSTNode) -> set[str]:
+    """Every identifier in a node (attribute names included: an over-approximation)."""
+    import libcst as cst
+
+    names: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    node.visit(Visitor())
+    return names
+
+
+def _joined(left: str | None, right: str | None) -> str | None:
+    if left is None or right is None or len(left) + len(right) > _MAX_STRING:
+        return None
+    return left + right
+
+
+_FIELD = re.compile(r"(?:\d+|[A-Za-z_]\w*)?")
+
+
+def _format(template: str, positional: list[str], keywords: dict[str, str]) -> str | None:
+    """``template.format(*positional, **keywords)`` for plain fields (``{}``, ``{0}``,
+    ``{kind}``); None for conversions, format specs, attribute/index fields or errors."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    out: list[str] = []
+    size = 0
+    automatic: int | None = None
+    manual = False
+    for literal, field, spec, conversion in parsed:
+        out.append(literal)
+        size += len(literal)
+        if field is None:
+            continue
+        if spec or conversion is not None or not _FIELD.fullmatch(field):
+            return None
+        if field == "":
+            automatic = 0 if automatic is None else automatic + 1
+            field = str(automatic)
+        else:
+            manual = manual or field.isdigit()
+        if automatic is not None and manual:
+            return None  # Python refuses to mix automatic and manual numbering
+        if field.isdigit():
+            if int(field) >= len(positional):
+                return None
+            value = positional[int(field)]
+        elif field in keywords:
+            value = keywords[field]
+        else:
+            return None
+        out.append(value)
+        size += len(value)
+        if size > _MAX_STRING:
+            return None
+    return "".join(out)
+
+
+def _fstring_text(raw: str, prefix: str, quote: str) -> str | None:
+    """The value of an f-string's literal text (``{{`` is ``{``, escapes as in a string)."""
+    text = raw.replace("{{", "{").replace("}}", "}")
+    if "\\" not in text or "r" in prefix:
+        return text
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning (invalid escapes) is not ours to show
+            value = ast.literal_eval(f"{prefix}{quote}{text}{quote}")
+    except Exception:  # SyntaxError, ValueError, MemoryError …: not certain, so not a string
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _has_placeholder(value: object) -> bool:
+    """A ``str.format`` field in a name (``"Llama-2-7b{}-hf"``): a template, not a config."""
+    if not isinstance(value, str):
+        return False
+    try:
+        return any(field is not None for _, field, _, _ in string.Formatter().parse(value))
+    except ValueError:
+        return False
