@@ -9,6 +9,7 @@ characters a `Span` covers.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -190,3 +191,30 @@ def encode(text: str, encoding: str, bom: bool) -> bytes:
         return text.encode("utf-16")  # Python writes the BOM for utf-16
     data = text.encode(encoding)
     return b"\xef\xbb\xbf" + data if bom else data
+
+
+# ``# shapelint: ignore`` or ``# shapelint: ignore[SL101, SL102]`` in a comment.
+SUPPRESSION = re.compile(r"#\s*shapelint:\s*ignore\b(?:\[([^\]]*)\])?")
+
+
+def parse_suppression(comment: str) -> frozenset[str] | None:
+    """The codes ``# shapelint: ignore[...]`` comments name; empty set = all; None = none."""
+    found: frozenset[str] | None = None
+    for m in SUPPRESSION.finditer(comment):
+        listed = m.group(1)
+        codes = (
+            frozenset()
+            if listed is None
+            else frozenset(c.strip().upper() for c in listed.split(",") if c.strip())
+        )
+        found = merge_suppressions(found, codes)
+    return found
+
+
+def merge_suppressions(previous: frozenset[str] | None, codes: frozenset[str]) -> frozenset[str]:
+    """Combine two suppressions on one line (an empty set, meaning all rules, absorbs codes)."""
+    if previous is None:
+        return codes
+    if not previous or not codes:
+        return frozenset()
+    return previous | codes

@@ -12,11 +12,10 @@ Source: the same practice as ruff's RUF100 (unused ``noqa``) and mypy's
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 from shapelint.lint.model import Finding
-from shapelint.lint.source import Document, LineIndex
+from shapelint.lint.source import SUPPRESSION, Document, LineIndex
 from shapelint.rules.base import Example, Rule
 
 RULE = Rule(
@@ -28,7 +27,6 @@ RULE = Rule(
     kind="document",
 )
 
-_COMMENT = re.compile(r"#\s*shapelint:\s*ignore\b(?:\[[^\]]*\])?")
 
 EXAMPLES = [
     Example(
@@ -53,7 +51,7 @@ def _comment_span(doc: Document, index: LineIndex, line: int) -> tuple[int, int]
     start = index.offset(line, 1)
     end = doc.text.find("\n", start)
     end = len(doc.text) if end == -1 else end
-    found = list(_COMMENT.finditer(doc.text, start, end))
+    found = list(SUPPRESSION.finditer(doc.text, start, end))
     if not found:
         return start, end
     return found[-1].start(), found[-1].end()

@@ -72,13 +72,14 @@ from shapelint.lint.source import (
     Scalar,
     Sequence,
     Span,
+    merge_suppressions,
+    parse_suppression,
 )
 
 if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
 
-_SUPPRESS = re.compile(r"shapelint:\s*ignore\b(?:\[([^\]]*)\])?")
 _NORMALIZED = re.compile(r"[\x0b\x0c]|\r(?!\n)")
 _LIBCST_AT = re.compile(r"error at (\d+):(\d+)")
 _WORD = re.compile(r"[^\W\d]\w*")
@@ -300,17 +301,11 @@ class _Reader:
         for node, rng in self.positions.items():
             if type(node) is not cst.Comment:
                 continue
-            match = _SUPPRESS.search(node.value)
-            if match is None:
+            codes = parse_suppression(node.value)
+            if codes is None:
                 continue
             line = self.index.position(self.offset(rng.start.line, rng.start.column))[0]
-            codes = frozenset(
-                c.strip().upper() for c in (match.group(1) or "").split(",") if c.strip()
-            )
-            previous = self.suppressions.get(line)
-            if previous is not None:
-                codes = frozenset() if not previous or not codes else previous | codes
-            self.suppressions[line] = codes
+            self.suppressions[line] = merge_suppressions(self.suppressions.get(line), codes)
 
     # ---- statements ------------------------------------------------------------------------
 

@@ -30,33 +30,9 @@ from shapelint.lint.source import (
     Scalar,
     Sequence,
     Span,
+    merge_suppressions,
+    parse_suppression,
 )
-
-_SUPPRESSION = re.compile(r"#\s*shapelint:\s*ignore\b(?:\[([^\]]*)\])?")
-
-
-def parse_suppression(comment: str) -> frozenset[str] | None:
-    """The codes ``# shapelint: ignore[...]`` comments name; empty set = all; None = none."""
-    found: frozenset[str] | None = None
-    for m in _SUPPRESSION.finditer(comment):
-        listed = m.group(1)
-        codes = (
-            frozenset()
-            if listed is None
-            else frozenset(c.strip().upper() for c in listed.split(",") if c.strip())
-        )
-        found = merge_suppressions(found, codes)
-    return found
-
-
-def merge_suppressions(previous: frozenset[str] | None, codes: frozenset[str]) -> frozenset[str]:
-    """Combine two suppressions on one line (an empty set, meaning all rules, absorbs codes)."""
-    if previous is None:
-        return codes
-    if not previous or not codes:
-        return frozenset()
-    return previous | codes
-
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # A value that is neither string, array nor inline table runs to one of these characters.

@@ -33,7 +33,6 @@ import yaml
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from shapelint.lint.formats.toml import merge_suppressions, parse_suppression
 from shapelint.lint.source import (
     Candidate,
     Document,
@@ -45,6 +44,8 @@ from shapelint.lint.source import (
     Scalar,
     Sequence,
     Span,
+    merge_suppressions,
+    parse_suppression,
 )
 
 # Nodes an alias expansion may stand for before the file is reported instead of expanded.
