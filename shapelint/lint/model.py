@@ -252,12 +252,14 @@ _DTYPE_ALIASES = {
     "bfloat16": "bf16",
     "bf16-mixed": "bf16",
     "bf16-true": "bf16",
+    "bf16_mixed": "bf16",
     "amp_bf16": "bf16",
     "fp16": "fp16",
     "float16": "fp16",
     "half": "fp16",
     "16": "fp16",
     "16-mixed": "fp16",
+    "fp16-mixed": "fp16",
     "amp_fp16": "fp16",
     "fp8": "fp8",
     "float8": "fp8",
@@ -271,6 +273,7 @@ _DTYPE_ALIASES = {
     "float": "fp32",
     "32": "fp32",
     "32-true": "fp32",
+    "full": "fp32",
 }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field, replace
 
-from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.model import Dim, ModelConfig, Value, normalize_dtype
 from shapelint.lint.source import Candidate, Mapping, Node, Scalar
 
 KeyAliases = AbcMapping[Dim, tuple[str, ...]]
@@ -170,25 +170,11 @@ BATCH_DIMS = frozenset({Dim.MICRO_BATCH, Dim.GLOBAL_BATCH, Dim.GRAD_ACCUM, Dim.T
 
 _REFERENCE = re.compile(r"\$\{([^${}]*)\}")
 
-_DTYPE_NAMES: dict[str, str] = {
-    **dict.fromkeys(
-        ("bf16", "bfloat16", "torch.bfloat16", "amp_bf16", "bf16-mixed", "bf16-true", "bf16_mixed"),
-        "bf16",
-    ),
-    **dict.fromkeys(
-        ("fp16", "float16", "half", "torch.float16", "16", "amp_fp16", "16-mixed", "fp16-mixed"),
-        "fp16",
-    ),
-    **dict.fromkeys(("fp32", "float32", "float", "torch.float32", "32", "32-true", "full"), "fp32"),
-    **dict.fromkeys(("fp8", "amp_fp8", "float8"), "fp8"),
-}
-
-
 def dtype_name(raw: object) -> str | None:
     """The canonical dtype (bf16, fp16, fp32, fp8) a precision setting names, or None."""
     if isinstance(raw, bool) or not isinstance(raw, str | int):
         return None
-    return _DTYPE_NAMES.get(str(raw).strip().lower())
+    return normalize_dtype(raw)
 
 
 def dtype_value(value: Value | None) -> Value | None:
