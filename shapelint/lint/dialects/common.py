@@ -170,6 +170,7 @@ BATCH_DIMS = frozenset({Dim.MICRO_BATCH, Dim.GLOBAL_BATCH, Dim.GRAD_ACCUM, Dim.T
 
 _REFERENCE = re.compile(r"\$\{([^${}]*)\}")
 
+
 def dtype_name(raw: object) -> str | None:
     """The canonical dtype (bf16, fp16, fp32, fp8) a precision setting names, or None."""
     if isinstance(raw, bool) or not isinstance(raw, str | int):
