@@ -85,3 +85,19 @@ def test_per_file_ignores_and_yaml_suppressions() -> None:
     )
     doc = parse_text(yaml_text, "yaml", "c.yaml")
     assert lint_document(doc, LintOptions(gpus=(H100,)))[1] == []
+
+
+def test_text_report_says_time_per_token_for_batch_fixes() -> None:
+    from dataclasses import replace
+
+    from shapelint.lint.model import Dim, Estimate, Fix
+    from shapelint.lint.report.text import estimate_text
+
+    (f,) = lint_document(parse_text(GPT2), LintOptions(gpus=(H100,)))[1]
+    assert estimate_text(f).endswith("step time on H100-SXM")
+    assert f.fix is not None
+    batch_fix = replace(f.fix, dims=((Dim.MICRO_BATCH, 4),))
+    est = Estimate("H100-SXM", 12.0, 1.0, 0.9)
+    text = estimate_text(replace(f, fix=batch_fix, estimates=(est, replace(est, gpu="A100"))))
+    assert text == "+12.0% time per token on H100-SXM, +12.0% on A100"
+    assert isinstance(batch_fix, Fix)

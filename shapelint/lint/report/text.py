@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
-from shapelint.lint.model import Finding
+from shapelint.lint.model import Dim, Finding
 from shapelint.lint.report import ReportContext
 from shapelint.lint.runner import LintResult
 
@@ -22,11 +22,19 @@ def _c(text: str, what: str, ctx: ReportContext) -> str:
     return f"\x1b[{_COLORS[what]}m{text}\x1b[0m" if ctx.color else text
 
 
+# A fix that sets one of these changes how many tokens a step processes; its estimate compares
+# time per token (perf.estimate.estimate_fix), and the report says so.
+_TARGET_DIMS = frozenset({Dim.MICRO_BATCH, Dim.SEQ_LEN, Dim.TP})
+
+
 def estimate_text(finding: Finding) -> str:
-    """``+3.1% step time on H100-SXM, +2.4% on A100-SXM-80GB`` (empty without estimates)."""
+    """``+3.1% step time on H100-SXM, +2.4% on A100-SXM-80GB`` (empty without estimates);
+    ``time per token`` for fixes that change the micro-batch, sequence length or tp."""
+    per_token = finding.fix is not None and any(d in _TARGET_DIMS for d, _ in finding.fix.dims)
+    measure = " time per token" if per_token else " step time"
     parts = []
     for i, e in enumerate(finding.estimates):
-        what = " step time" if i == 0 else ""
+        what = measure if i == 0 else ""
         parts.append(f"{e.slowdown_pct:+.1f}%{what} on {e.gpu}")
     return ", ".join(parts)
 
