@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -183,23 +184,10 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
 
 
 def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
-    """The target the flags choose, and the defaults the settings give."""
-    flags = TargetOptions(
-        dtype=args.dtype,
-        micro_batch=args.micro_batch,
-        seq_len=args.seq_len,
-        tp=args.tp,
-        mode=args.mode,
-        attention=args.attention,
-    )
-    defaults = TargetOptions(
-        dtype=settings.dtype,
-        micro_batch=settings.micro_batch,
-        seq_len=settings.seq_len,
-        tp=settings.tp,
-        mode=settings.mode,
-        attention=settings.attention,
-    )
+    """The target the flags choose, and the defaults the settings give (same field names)."""
+    names = [f.name for f in dataclasses.fields(TargetOptions)]
+    flags = TargetOptions(**{n: getattr(args, n) for n in names})
+    defaults = TargetOptions(**{n: getattr(settings, n) for n in names})
     return flags, defaults
 
 
