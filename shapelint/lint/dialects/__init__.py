@@ -36,6 +36,7 @@ from shapelint.lint.dialects import (
     hf,
     litgpt,
     llama,
+    maxtext,
     megatron,
     nanogpt,
     nanotron,
@@ -51,6 +52,7 @@ from shapelint.lint.source import Candidate, Document
 
 # Ordered: most specific evidence first.
 DIALECTS: list[ModuleType] = [
+    maxtext,
     llama,
     litgpt,
     gptfast,
