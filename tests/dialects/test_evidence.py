@@ -16,6 +16,7 @@ from shapelint.lint.report.json import config_json
 from shapelint.lint.runner import LintOptions, lint_document, resolve_target
 from shapelint.perf.gpus import lookup
 from shapelint.perf.workload import step_gemms
+from shapelint.rules import sl103_hidden_alignment
 
 H100 = lookup("h100")
 
@@ -25,7 +26,8 @@ def dims(config: ModelConfig) -> dict[str, object]:
 
 
 def findings(text: str, fmt: str = "yaml", path: str = "train.yaml") -> list[tuple[str, str]]:
-    _, found = lint_document(parse_text(text, fmt, path), LintOptions(gpus=(H100,)))
+    options = LintOptions(gpus=(H100,), min_slowdown=0.0)
+    _, found = lint_document(parse_text(text, fmt, path), options)
     return [(f.code, f.key) for f in found]
 
 
@@ -75,7 +77,9 @@ def test_hf_keys_under_model_without_trainer_block() -> None:
 
 
 def test_nested_at_any_depth() -> None:
-    text = "run:\n  network:\n    arch:\n      d_model: 2048\n      n_heads: 16\n      n_layers: 24\n"
+    text = (
+        "run:\n  network:\n    arch:\n      d_model: 2048\n      n_heads: 16\n      n_layers: 24\n"
+    )
     (c,) = configs_of(text, "yaml", "x.yaml")
     assert c.name == "run.network.arch"
     assert c.dims[Dim.HIDDEN].key == "run.network.arch.d_model"
@@ -294,7 +298,9 @@ def test_sl104_fix_uses_neox_ffn_formula() -> None:
 def test_derivations_are_typed_and_fixes_recompute_with_own_formula() -> None:
     # GPT-2 as config.json and as nanoGPT's GPTConfig: SL103's fix of n_embd must carry the
     # FFN width each framework computes from it (4 · n_embd in both).
-    hf_text = '{"n_embd": 776, "n_head": 8, "n_layer": 12, "n_positions": 1024, "vocab_size": 50304}'
+    hf_text = (
+        '{"n_embd": 776, "n_head": 8, "n_layer": 12, "n_positions": 1024, "vocab_size": 50304}'
+    )
     py_text = (
         "from model import GPTConfig\n"
         "config = GPTConfig(n_embd=776, n_head=8, n_layer=12, block_size=1024, vocab_size=50304)\n"
@@ -304,9 +310,8 @@ def test_derivations_are_typed_and_fixes_recompute_with_own_formula() -> None:
         (c,) = configs_of(text, fmt, path)
         assert c.dims[Dim.FFN].kind is Derivation.FORMULA
         assert c.dims[Dim.HEAD_DIM].kind is Derivation.HEAD_DIM_SPLIT
-        options = LintOptions(gpus=(H100,), min_slowdown=0.0)
-        _, found = lint_document(parse_text(text, fmt, path), options)
-        (f,) = [f for f in found if f.code == "SL103"]
+        target = resolve_target(c, H100, LintOptions(gpus=(H100,)))
+        (f,) = sl103_hidden_alignment.check(c, target)  # the rule itself: no estimate filter
         assert f.fix is not None
         fixes.append(dict(f.fix.dims))
     assert fixes[0] == fixes[1]
