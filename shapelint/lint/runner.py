@@ -33,6 +33,7 @@ from shapelint.rules import REGISTRY, config_rules
 
 if TYPE_CHECKING:
     from shapelint.lint.assumed import AssumedTarget
+    from shapelint.lint.baseline import Baseline
 
 T = TypeVar("T")
 
@@ -67,6 +68,8 @@ class LintOptions:
     min_slowdown: float = 1.0
     exclude: tuple[str, ...] = ()
     report_unused_ignores: bool = False
+    # Findings recorded here are hidden (lint.baseline); None: no baseline.
+    baseline: Baseline | None = None
 
 
 @dataclass
@@ -291,6 +294,9 @@ def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
         data = fh.read()
     doc = parse(source.path, data, source.kind)
     configs, findings = lint_document(doc, options)
+    if options.baseline is not None:
+        stale = options.report_unused_ignores and selected("SL008", options, source.path)
+        findings = options.baseline.apply(source.path, findings, stale)
     from shapelint.lint.assumed import assumed_target
 
     targets = {c.name: assumed_target(c, options) for c in configs}

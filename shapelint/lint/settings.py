@@ -59,6 +59,7 @@ class Settings:
     min_slowdown: float | None = None
     fail_on: str | None = None
     keys: KeyAliases = field(default_factory=dict)
+    baseline: str | None = None
 
     @property
     def root(self) -> str | None:
@@ -180,6 +181,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         min_slowdown=float(data["min-slowdown"]) if "min-slowdown" in data else None,
         fail_on=data.get("fail-on"),
         keys={Dim(k): tuple(v) for k, v in data.get("keys", {}).items()},
+        baseline=os.path.join(root, data["baseline"]) if "baseline" in data else None,
     )
 
 
