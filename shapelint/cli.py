@@ -231,6 +231,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
         min_slowdown=1.0 if min_slowdown is None else min_slowdown,
         report_unused_ignores=args.report_unused_ignores,
         baseline=_baseline(args, settings),
+        severity=settings.severity,
     )
 
 
