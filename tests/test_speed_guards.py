@@ -120,7 +120,6 @@ def test_each_file_is_parsed_once_per_lint(tmp_path: Path, parses: Counter[str])
     assert parses == Counter(dict.fromkeys(names, 1))
 
 
-
 def test_fix_parses_a_fixed_file_once_more_to_verify_it(
     tmp_path: Path, parses: Counter[str]
 ) -> None:

@@ -491,9 +491,7 @@ def fix_paths(
         linted = file_result.doc
         if encode_like(linted.text, snap.data, linted.encoding, linted.bom) == snap.data:
             # Unchanged since it was linted: the same bytes parse to the same document.
-            fixed = fix_document(
-                linted, file_options, unsafe=unsafe, findings=file_result.findings
-            )
+            fixed = fix_document(linted, file_options, unsafe=unsafe, findings=file_result.findings)
         else:
             doc = parse(source.path, snap.data, source.kind)
             fixed = fix_document(doc, file_options, unsafe=unsafe)
