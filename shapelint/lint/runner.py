@@ -192,6 +192,8 @@ def _problem_findings(doc: Document) -> list[Finding]:
 
 
 def _suppressed(finding: Finding, doc: Document) -> bool:
+    if finding.path != doc.path:
+        return False  # a value inherited from another file: this file's comments are elsewhere
     codes = doc.suppressions.get(finding.span.line)
     return codes is not None and (not codes or finding.code in codes)
 

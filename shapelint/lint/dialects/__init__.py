@@ -9,6 +9,7 @@ fallback for every candidate no other dialect claims.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from types import ModuleType
 
 from shapelint.lint.dialects import (
@@ -56,8 +57,18 @@ def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelCo
     keys: KeyAliases = extra_keys or {}
     configs: list[ModelConfig] = []
     for candidate in doc.candidates:
-        configs.extend(_dialect_for(candidate)(doc, candidate, keys))
+        found = _dialect_for(candidate)(doc, candidate, keys)
+        if candidate.open_bases:
+            found = [stated_only(c) for c in found]
+        configs.extend(found)
     return configs
+
+
+def stated_only(config: ModelConfig) -> ModelConfig:
+    """``config`` of a Python class with a base that could not be read: a derived value or a
+    framework default might be overridden there, so only stated values stay known."""
+    dims = {d: replace(v, known=False) if v.derived else v for d, v in config.dims.items()}
+    return replace(config, dims=dims)
 
 
 Extractor = Callable[[Document, Candidate, KeyAliases], list[ModelConfig]]

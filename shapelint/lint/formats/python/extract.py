@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING
 
 from shapelint.lint.dialects.litgpt import VariantLoops
 from shapelint.lint.formats.python.evaluate import MAX_DEPTH, Folded, fold, string_value
+from shapelint.lint.formats.python.inherit import (
+    Binding,
+    ClassFields,
+    ModuleResolver,
+    base_name,
+    import_bindings,
+    inherit,
+)
 from shapelint.lint.formats.python.scope import (
     bound_names,
     join_scope,
@@ -51,8 +59,12 @@ class Reader(ValueReader):
         text: str,
         module: cst.Module,
         positions: AbcMapping[cst.CSTNode, CodeRange],
+        resolver: ModuleResolver | None = None,
     ) -> None:
         super().__init__(path, text, module, positions)
+        # Module-level names that may be base classes: classes read here and imports.
+        self.resolver = resolver if resolver is not None else ModuleResolver()
+        self.bindings: dict[str, Binding] = {}
         self.candidates: list[Candidate] = []
         self.suppressions: dict[int, frozenset[str]] = {}
         self.names: dict[str, int] = {}
@@ -102,11 +114,17 @@ class Reader(ValueReader):
                 for small in stmt.body:
                     self.small_statement(small, env, scope, module_entries)
                     if module:
+                        self.rebind(small)
                         self.loops.follow(small, self.loops.follow_small(small))
                 continue
+            if module:
+                for name in bound_names(stmt):
+                    self.bindings.pop(name, None)
             if isinstance(stmt, cst.ClassDef):
                 env.pop(stmt.name.value, None)
-                self.class_def(stmt, env, join_scope(scope, stmt.name.value))
+                fields = self.class_def(stmt, env, join_scope(scope, stmt.name.value))
+                if module:
+                    self.bindings[stmt.name.value] = fields
             elif isinstance(stmt, cst.FunctionDef):
                 env.pop(stmt.name.value, None)
                 self.function_def(stmt, env, join_scope(scope, stmt.name.value))
@@ -120,6 +138,15 @@ class Reader(ValueReader):
                     self.scan_block(block, dict(env), scope)
             if module:
                 self.loops.follow(stmt, read)
+
+    def rebind(self, small: cst.BaseSmallStatement) -> None:
+        """Update the module-level bindings for one simple statement."""
+        import libcst as cst
+
+        for name in bound_names(small):
+            self.bindings.pop(name, None)
+        if isinstance(small, cst.Import | cst.ImportFrom):
+            self.bindings.update(import_bindings(small))
 
     def small_statement(
         self,
@@ -211,13 +238,14 @@ class Reader(ValueReader):
             return
         self.collect(value, env, scope, None)
 
-    def class_def(self, cls: cst.ClassDef, outer: dict[str, Folded], scope: str) -> None:
-        """One candidate for a class body (plus ``__init__`` keyword defaults)."""
+    def class_def(self, cls: cst.ClassDef, outer: dict[str, Folded], scope: str) -> ClassFields:
+        """One candidate for a class body (plus ``__init__`` keyword defaults), with what it
+        inherits; returns the class's fields for classes that derive from it."""
         import libcst as cst
 
         env = dict(outer)
         entries: list[Entry] = []
-        init_entries: list[Entry] = []
+        init_entries: list[Entry] | None = None
         methods: list[cst.FunctionDef] = []
         statements = cls.body.body
         for stmt in statements:
@@ -232,11 +260,30 @@ class Reader(ValueReader):
                 self.class_def(stmt, env, join_scope(scope, stmt.name.value))
         for method in methods:
             self.function_def(method, outer, join_scope(scope, method.name.value))
-        all_entries = entries + init_entries
+        own = ClassFields(tuple(entries), tuple(init_entries) if init_entries is not None else None)
+        fields = self.inherited(cls, own)
+        all_entries = fields.fields + (fields.init or ())
         if all_entries:
-            kind = "init" if init_entries else "class"
-            root = Mapping(tuple(all_entries), self.span(cls))
-            self.add(Candidate(name=self.unique(scope), root=root, kind=kind))
+            kind = "init" if fields.init else "class"
+            root = Mapping(all_entries, self.span(cls))
+            name = self.unique(scope)
+            self.add(Candidate(name=name, root=root, kind=kind, open_bases=fields.open_bases))
+        return fields
+
+    def inherited(self, cls: cst.ClassDef, own: ClassFields) -> ClassFields:
+        """``own`` combined with the fields of the class's bases (see `inherit`)."""
+        bases: list[ClassFields] = []
+        open_bases: list[str] = []
+        for arg in cls.bases:
+            if arg.keyword is not None:
+                continue  # metaclass=…, total=False
+            name = base_name(arg.value) if not arg.star else None
+            found = self.resolver.resolve(self.path, self.bindings, name) if name else None
+            if isinstance(found, ClassFields):
+                bases.append(found)
+            elif found is None:
+                open_bases.append(name or self.source(arg.value))
+        return inherit(ClassFields(own.fields, own.init, tuple(open_bases)), bases)
 
     def class_field(
         self, small: cst.BaseSmallStatement, env: dict[str, Folded], entries: list[Entry]
