@@ -1116,5 +1116,9 @@ def test_import_outside_the_package_tree_or_a_cycle_is_open(tmp_path: Path) -> N
     # a.A(b.B), b.B(a.A): reading A reaches B, whose base A is the module being read.
     cycle = cand(doc, "Cycle")
     assert cycle.open_bases == ("A",)
-    assert {k: v[0] for k, v in _entries(cycle).items()} == {"n_head": 2, "n_embd": 1, "hidden_size": 1}
+    assert {k: v[0] for k, v in _entries(cycle).items()} == {
+        "n_head": 2,
+        "n_embd": 1,
+        "hidden_size": 1,
+    }
     assert cand(doc, "Broken").open_bases == ("X",)
