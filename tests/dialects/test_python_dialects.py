@@ -535,3 +535,48 @@ def test_value_inherited_from_another_file_is_reported_there_and_never_fixed(
         out, err = io.StringIO(), io.StringIO()
         assert main(["check", flag, "--min-slowdown", "0", str(child)], out, err) == 1
         assert (base.read_text(), child.read_text()) == (base_text, child_text)
+
+
+# ---- where Python configs are: module level, classes, what builders return ---------------
+
+TEST_FUNCTION = """
+import json
+
+
+def test_whisper(tmp_path):
+    config = {"vocab_size": 51866, "hidden_size": 1280, "num_attention_heads": 20}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+"""
+
+BUILDER = """
+def gpt2_small() -> GPTConfig:
+    return GPTConfig(
+        vocab_size=50257,
+        hidden_size=768,
+        num_attention_heads=12,
+        num_hidden_layers=12,
+    )
+"""
+
+
+def test_dict_in_a_test_function_is_not_a_config(tmp_path: Path) -> None:
+    # shapelint --fix . rewrote this dict (vocab_size 51866 → 51904) before.
+    assert configs(TEST_FUNCTION) == []
+    path = tmp_path / "test_whisper.py"
+    path.write_text(TEST_FUNCTION)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--fix", "--min-slowdown", "0", str(path)], out, err) == 0
+    assert path.read_text() == TEST_FUNCTION
+
+
+def test_builder_return_is_a_config_whose_fixes_are_unsafe(tmp_path: Path) -> None:
+    found = named(configs(BUILDER), "gpt2_small")
+    assert dims(found)["vocab"] == 50257
+    sl101 = [f for f in _lint(BUILDER) if f.code == "SL101"]
+    assert len(sl101) == 1 and sl101[0].config == "gpt2_small"
+    assert sl101[0].fix is not None and sl101[0].fix.applicability == "unsafe"
+    path = tmp_path / "builders.py"
+    path.write_text(BUILDER.lstrip("\n"))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--fix", "--min-slowdown", "0", str(path)], out, err) == 1
+    assert path.read_text() == BUILDER.lstrip("\n")

@@ -791,20 +791,44 @@ def test_module_assignments_form_one_module_candidate() -> None:
     assert not scalar(module.root.get("dtype")).known
 
 
-def test_functions_have_their_own_constants_and_scope_in_the_name() -> None:
+def test_function_bodies_hold_configs_only_in_what_they_return() -> None:
     doc = py(
         """
         def _1b():
             dim = 2048
             return ModelConfig(dim=dim, n_heads=32)
 
-        def main():
-            cfg = GPTConfig(n_embd=dim)
+        def test_dump(tmp_path):
+            cfg = GPTConfig(n_embd=768)
+            (tmp_path / "config.json").write_text(json.dumps({"vocab_size": 51866}))
+            configs.append(dict(n_embd=1))
+            return cfg
+
+        def llama3(vocab_size, num_layers):
+            return TransformerDecoder(vocab_size=vocab_size, num_layers=num_layers)
+
+        def flavours():
+            return {"tiny": ModelArgs(dim=64), "small": ModelArgs(dim=128)}
+
+        class Presets:
+            @classmethod
+            def tiny(cls):
+                if True:
+                    return cls(n_embd=64, n_head=4)
         """
     )
-    first = cand(doc, "ModelConfig (in _1b)")
-    assert scalar(first.root.get("dim")).value == 2048
-    assert not scalar(cand(doc, "cfg (in main)").root.get("n_embd")).known
+    # Code in a function is not a config; what a builder returns is, named by the function.
+    # A call made only of the function's parameters (llama3) is a factory, not a config.
+    assert [c.name for c in doc.candidates] == [
+        "_1b",
+        'flavours["tiny"]',
+        'flavours["small"]',
+        "Presets.tiny",
+    ]
+    first = cand(doc, "_1b")
+    assert scalar(first.root.get("dim")).value == 2048  # the function's own constants
+    # Every model the function builds has these values: a fix there is unsafe.
+    assert scalar(first.root.get("n_heads")).shared
 
 
 def test_non_ascii_and_crlf_positions() -> None:

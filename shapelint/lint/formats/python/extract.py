@@ -34,7 +34,9 @@ from shapelint.lint.formats.python.values import (
     is_collection,
     is_config_like,
     is_dict_expression,
+    mark_shared,
     quote_key,
+    states_values,
 )
 from shapelint.lint.source import (
     Candidate,
@@ -103,8 +105,10 @@ class Reader(ValueReader):
         env: dict[str, Folded],
         scope: str,
         module_entries: list[Entry] | None = None,
+        in_function: bool = False,
     ) -> None:
-        """Walk statements in order, binding constants in ``env`` and collecting configs."""
+        """Walk statements in order, binding constants in ``env`` and collecting configs (in a
+        function body, only the values it returns: see `small_statement`)."""
         import libcst as cst
 
         module = module_entries is not None
@@ -112,7 +116,7 @@ class Reader(ValueReader):
             read: frozenset[str] = frozenset()
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    self.small_statement(small, env, scope, module_entries)
+                    self.small_statement(small, env, scope, module_entries, in_function)
                     if module:
                         self.rebind(small)
                         self.loops.follow(small, self.loops.follow_small(small))
@@ -135,7 +139,7 @@ class Reader(ValueReader):
                 for name in bound_names(stmt):
                     env.pop(name, None)
                 for block in nested_blocks(stmt):
-                    self.scan_block(block, dict(env), scope)
+                    self.scan_block(block, dict(env), scope, in_function=in_function)
             if module:
                 self.loops.follow(stmt, read)
 
@@ -154,9 +158,31 @@ class Reader(ValueReader):
         env: dict[str, Folded],
         scope: str,
         module_entries: list[Entry] | None,
+        in_function: bool = False,
     ) -> None:
+        """Bind constants and collect configs. In a function body a dict or call is code, not
+        a config, except the value the function returns: ``def llama3_8b(): return llama3(
+        vocab_size=128_256, …)`` builds a model, named by the function."""
         import libcst as cst
 
+        if in_function:
+            if isinstance(small, cst.Return) and small.value is not None:
+                self.collect(small.value, env, scope, scope, builder=True)
+            elif isinstance(small, cst.Assign | cst.AnnAssign) and small.value is not None:
+                targets = (
+                    [t.target for t in small.targets]
+                    if isinstance(small, cst.Assign)
+                    else [small.target]
+                )
+                folded = fold(small.value, env, 0)
+                for target in targets:
+                    self.bind(target, folded, env)
+            elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                env.pop(small.target.value, None)
+            elif isinstance(small, cst.Import | cst.ImportFrom):
+                for name in bound_names(small):
+                    env.pop(name, None)
+            return
         if isinstance(small, cst.Assign):
             names = [t.target for t in small.targets]
             self.collect(small.value, env, scope, self.source(names[-1]))
@@ -323,7 +349,7 @@ class Reader(ValueReader):
             if isinstance(star, cst.Param):
                 env.pop(star.name.value, None)
         for block in suite_blocks(fn.body):
-            self.scan_block(block, env, scope)
+            self.scan_block(block, env, scope, in_function=True)
 
     # ---- candidates ------------------------------------------------------------------------
 
@@ -334,8 +360,15 @@ class Reader(ValueReader):
         scope: str,
         base: str | None,
         depth: int = 0,
+        builder: bool = False,
     ) -> None:
-        """Find config-like calls and dicts in ``expr``; ``base`` names the place it sits."""
+        """Find config-like calls and dicts in ``expr``; ``base`` names the place it sits.
+
+        ``builder``: ``expr`` is what a function returns. Its configs must state at least one
+        value (a call made only of the function's parameters is a factory, not a config), and
+        its values are marked shared: every model the function builds has them, so a fix
+        there is unsafe.
+        """
         import libcst as cst
 
         if depth > MAX_DEPTH:
@@ -348,9 +381,11 @@ class Reader(ValueReader):
                     ):
                         key = string_value(element.key)
                         label = f"{base or '{…}'}[{quote_key(key)}]"
-                        self.collect(element.value, env, scope, label, depth + 1)
+                        self.collect(element.value, env, scope, label, depth + 1, builder)
                 return
             node = self.node(expr, env, 0)
+            if builder and not states_values(node):
+                return
             if isinstance(node, Mapping):
                 kind = "call" if isinstance(expr, cst.Call) else "dict"
                 label = base if base is not None else self.callee(expr)
@@ -362,8 +397,11 @@ class Reader(ValueReader):
                     and entry_name.value
                 ):
                     label = f"{label} {entry_name.value}"
-                if scope:
+                if scope and base is None:
                     label = f"{label} (in {scope})"
+                if builder:
+                    node = mark_shared(node)
+                    assert isinstance(node, Mapping)
                 candidate = Candidate(name=self.unique(label), root=node, kind=kind)
                 self.add(candidate)
                 if not scope and is_dict_expression(expr):
@@ -374,17 +412,17 @@ class Reader(ValueReader):
             for i, item in enumerate(expr.elements):
                 if isinstance(item, cst.Element):
                     item_label = f"{base}[{i}]" if base is not None else None
-                    self.collect(item.value, env, scope, item_label, depth + 1)
+                    self.collect(item.value, env, scope, item_label, depth + 1, builder)
             return
         if isinstance(expr, cst.Call):
             for arg in expr.args:
-                self.collect(arg.value, env, scope, None, depth + 1)
+                self.collect(arg.value, env, scope, None, depth + 1, builder)
             if isinstance(expr.func, cst.Call):
-                self.collect(expr.func, env, scope, None, depth + 1)
+                self.collect(expr.func, env, scope, None, depth + 1, builder)
         elif isinstance(expr, cst.Dict):
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
-                    self.collect(element.value, env, scope, None, depth + 1)
+                    self.collect(element.value, env, scope, None, depth + 1, builder)
 
     def callee(self, expr: cst.BaseExpression) -> str:
         import libcst as cst
