@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest")
 
 
 class UsageError(Exception):
@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot", metavar="FILE", help="draw the roofline chart to FILE (.png, .svg; needs [plot])"
     )
     add_target_flags(explain)
+    from shapelint.commands import suggest
+
+    suggest.add_parser(sub, add_target_flags)
     return parser
 
 
@@ -590,6 +593,10 @@ def main(
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
             return run_explain(args, out)
+        if args.command == "suggest":
+            from shapelint.commands.suggest import run_suggest
+
+            return run_suggest(args, out, err)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
