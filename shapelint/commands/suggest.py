@@ -335,7 +335,7 @@ def to_json(result: Suggestions, path: str) -> dict[str, Any]:
         "config": result.config.name,
         "ranking": "shapelint performance model: predicted step time per token (not measured)",
         "targets": [_target_json(t) for t in result.targets],
-        "params_tolerance": None,
+        "params_tolerance": result.tolerance,
         "original": {
             "dims": _dims_json(o),
             "params": o.params,
@@ -417,11 +417,15 @@ def render_text(result: Suggestions, path: str) -> str:
             "This config names trained weights: a candidate that is not checkpoint-compatible "
             "breaks loading them (a new model to train)."
         )
-    held = "; ".join(f"{k}: {v}" for k, v in sorted(result.held.items()))
     lines.append(
         f"Searched {result.enumerated} shapes within the parameter tolerance in "
-        f"{result.elapsed_s:.2f} s." + (f" Held: {held}." if held else "")
+        f"{result.elapsed_s:.2f} s."
     )
+    reasons: dict[str, list[str]] = {}
+    for dim, why in result.held.items():
+        reasons.setdefault(why, []).append(dim)
+    for why, dims in sorted(reasons.items(), key=lambda kv: sorted(kv[1])):
+        lines.append(f"Kept as written: {' and '.join(sorted(dims))} ({why}).")
     if not result.candidates:
         lines.append("No shape in the search is predicted faster than the original.")
         return "\n".join(lines) + "\n"
