@@ -424,8 +424,8 @@ def render_text(result: Suggestions, path: str) -> str:
     reasons: dict[str, list[str]] = {}
     for dim, why in result.held.items():
         reasons.setdefault(why, []).append(dim)
-    for why, dims in sorted(reasons.items(), key=lambda kv: sorted(kv[1])):
-        lines.append(f"Kept as written: {' and '.join(sorted(dims))} ({why}).")
+    for why, names in sorted(reasons.items(), key=lambda kv: sorted(kv[1])):
+        lines.append(f"Kept as written: {' and '.join(sorted(names))} ({why}).")
     if not result.candidates:
         lines.append("No shape in the search is predicted faster than the original.")
         return "\n".join(lines) + "\n"
