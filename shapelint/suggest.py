@@ -240,16 +240,19 @@ class Space:
     def kv_for(self, a: int, t: int) -> list[int]:
         """KV head counts for ``a`` heads at tensor parallel ``t``."""
         o = self.original
-        if self.mha:
-            return [a]
-        if "kv_heads" in self.keep or not self.kv_written:
-            return [o.kv_heads] if a % o.kv_heads == 0 else []
+        if self.mha:  # MHA stays MHA: one KV head per head
+            out = [a]
+        elif not self.kv_written:
+            out = [o.kv_heads] if a % o.kv_heads == 0 else []
+        else:
+            lo, hi = max(1, o.kv_heads // 2), o.kv_heads * 2
+            out = [g for g in _divisors(a) if lo <= g <= hi or g == o.kv_heads]
+            out = [g for g in out if (g % t == 0 if g >= t else t % g == 0)]
+        if "kv_heads" in self.keep:
+            out = [g for g in out if g == o.kv_heads]
         if "kv_ratio" in self.keep:
-            ratio = o.heads // o.kv_heads
-            return [a // ratio] if a % ratio == 0 and o.heads % o.kv_heads == 0 else []
-        lo, hi = max(1, o.kv_heads // 2), o.kv_heads * 2
-        out = [g for g in _divisors(a) if lo <= g <= hi or g == o.kv_heads]
-        return [g for g in out if (g % t == 0 if g >= t else t % g == 0)]
+            out = [g for g in out if a * o.kv_heads == o.heads * g]
+        return out
 
 
 def build_space(

@@ -229,7 +229,7 @@ def configs(draw: st.DrawFn) -> tuple[ModelConfig, bool]:
 KEEPS = ["hidden", "heads", "kv_heads", "kv_ratio", "head_dim", "ffn", "layers", "vocab"]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     drawn=configs(),
     tolerance=st.sampled_from([0.005, 0.01, 0.02, 0.05]),
