@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "gemm")
 
 
 class UsageError(Exception):
@@ -165,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="model a config even when it has SL0xx errors"
     )
     add_target_flags(explain)
+    from shapelint.perf import gemm_command
+
+    gemm = sub.add_parser("gemm", help="time one GEMM M×K by K×N as the model sees it")
+    gemm_command.add_arguments(gemm)
+    gemm.add_argument("--gpu", metavar="NAME", help=f"GPU (default {DEFAULT_GPU})")
+    gemm.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
+    gemm.add_argument("--dtype", type=_dtype, default="bf16", help="bf16|fp16|fp8|tf32|fp32")
     return parser
 
 
@@ -579,6 +586,17 @@ def _plot(results: list[dict[str, Any]], path: str) -> None:
         raise UsageError(f"cannot draw {path}: {exc}") from None
 
 
+def run_gemm(args: argparse.Namespace, out: TextIO) -> int:
+    """``shapelint gemm M N K``: one GEMM's predicted time (logic in perf/gemm_command.py)."""
+    from shapelint.perf import gemm_command
+
+    (gpu,) = _gpus([args.gpu] if args.gpu else None, args.gpu_file)
+    try:
+        return gemm_command.run(args, gpu, args.dtype, out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_gpus(gpu_file: str | None, out: TextIO) -> int:
     """``shapelint gpus``: the GPU table."""
     from shapelint.perf.gpus import GPUTableError, load_table
@@ -630,6 +648,8 @@ def main(
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
             return run_explain(args, out, err)
+        if args.command == "gemm":
+            return run_gemm(args, out)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
