@@ -170,10 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="model a config even when it has SL0xx errors"
     )
     add_target_flags(explain)
-    from shapelint.perf import gemm_command
-
     gemm = sub.add_parser("gemm", help="time one GEMM M×K by K×N as the model sees it")
-    gemm_command.add_arguments(gemm)
+    gemm.add_argument("m", metavar="M")
+    gemm.add_argument("n", metavar="N")
+    gemm.add_argument("k", metavar="K")
+    gemm.add_argument("--batch", metavar="B", default="1", help="batched GEMMs (default 1)")
+    gemm.add_argument(
+        "--layout",
+        choices=("nn", "nt", "tn", "tt"),
+        default="nt",
+        help="A, B: n as written, t transposed (default nt: X·Wᵀ)",
+    )
+    gemm.add_argument("--format", choices=("text", "json"), default="text")
     gemm.add_argument("--gpu", metavar="NAME", help=f"GPU (default {DEFAULT_GPU})")
     gemm.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
     gemm.add_argument("--dtype", type=_dtype, default="bf16", help="bf16|fp16|fp8|tf32|fp32")

@@ -23,20 +23,6 @@ LAYOUTS: dict[str, tuple[AContig, BContig]] = {
 }
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``gemm`` subcommand's arguments (GPU, dtype and format flags are the caller's)."""
-    for name in ("m", "n", "k"):
-        p.add_argument(name, metavar=name.upper(), help=f"GEMM dimension {name.upper()}")
-    p.add_argument("--batch", metavar="B", default="1", help="batched GEMM count (default 1)")
-    p.add_argument(
-        "--layout",
-        choices=tuple(LAYOUTS),
-        default="nt",
-        help="storage of A and B: n as written, t transposed (default nt: X·Wᵀ)",
-    )
-    p.add_argument("--format", choices=("text", "json"), default="text")
-
-
 def describe(
     m: int, n: int, k: int, batch: int, layout: str, gpu: GPU, dtype: str
 ) -> dict[str, Any]:
