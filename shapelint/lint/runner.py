@@ -231,7 +231,8 @@ def _problem_findings(doc: Document) -> list[Finding]:
 def _suppression(finding: Finding, doc: Document) -> Suppressed | None:
     """How an in-file comment hides ``finding`` (its line's ignore, or the file's
     ``disable-file``, which never hides a parse error); None when nothing does."""
-    codes = doc.suppressions.get(finding.span.line)
+    # A value inherited from another file: this file's line comments are not about it.
+    codes = doc.suppressions.get(finding.span.line) if finding.path == doc.path else None
     if codes is not None and (not codes or finding.code in codes):
         return Suppressed(finding, suppression_reason(doc.text, finding.span.line))
     disabled = file_disables(doc.text) if "disable-file" in doc.text else None
