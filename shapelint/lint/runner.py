@@ -307,6 +307,34 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
     return out
 
 
+def _not_understood(
+    doc: Document, configs: list[ModelConfig], options: LintOptions
+) -> list[Finding]:
+    """SL009 when ``doc`` names two or more model-shape keys but no config is complete."""
+    from shapelint.lint.dialects.common import looks_like_model
+    from shapelint.lint.dialects.shape_keys import enough_shape_keys, shape_keys
+    from shapelint.rules import sl009_config_not_understood as sl009
+
+    if any(looks_like_model(c.dims) for c in configs):
+        return []
+    keys = shape_keys(doc, options.extra_keys)
+    if not enough_shape_keys(keys):
+        return []
+    rule = sl009.RULE
+    first = keys[0]
+    return [
+        Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=rule.severity,
+            message=sl009.message(keys),
+            path=doc.path,
+            span=first.span,
+            key=first.path,
+        )
+    ]
+
+
 def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig], list[Finding]]:
     """Configs and findings of one parsed document."""
     configs, kept, _ = lint_document_suppressed(doc, options)
@@ -323,6 +351,8 @@ def lint_document_suppressed(
         if selected(f.code, options, doc.path)
     ]
     configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
+    if doc.ok and selected("SL009", options, doc.path):
+        findings.extend(with_severity(f, options) for f in _not_understood(doc, configs, options))
     seen: set[tuple[str, int, str]] = set()
     for config in configs:
         for f in check_config(config, options):
