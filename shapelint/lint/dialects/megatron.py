@@ -87,6 +87,14 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     return training_config(b)
 
 
+# Parallel sizes besides TP (the SL3xx engine rules read them).
+_PARALLEL = (
+    (Dim.PP, "pipeline_model_parallel_size"),
+    (Dim.EP, "expert_model_parallel_size"),
+    (Dim.CP, "context_parallel_size"),
+)
+
+
 def _take_yaml(b: Builder) -> None:
     lm = "language_model."
     b.take(Dim.HIDDEN, lm + "hidden_size")
@@ -99,6 +107,8 @@ def _take_yaml(b: Builder) -> None:
         b.take(Dim.EXPERTS_PER_TOKEN, lm + "moe_router_topk")
         b.take(Dim.MOE_FFN, lm + "moe_ffn_hidden_size")
     b.take(Dim.TP, "model_parallel.tensor_model_parallel_size", "tensor_model_parallel_size")
+    for dim, key in _PARALLEL:
+        b.take(dim, f"model_parallel.{key}", key)
     b.take(Dim.MICRO_BATCH, "micro_batch_size")
     b.take(Dim.GLOBAL_BATCH, "global_batch_size")
     b.take(Dim.SEQ_LEN, "seq_length", "max_position_embeddings")
@@ -136,6 +146,8 @@ def _take_flags(b: Builder) -> None:
         b.take(Dim.EXPERTS_PER_TOKEN, flag("moe-router-topk"))
         b.take(Dim.MOE_FFN, flag("moe-ffn-hidden-size"))
     b.take(Dim.TP, flag("tensor-model-parallel-size"))
+    for dim, key in _PARALLEL:
+        b.take(dim, flag(key.replace("_", "-")))
     b.take(Dim.MICRO_BATCH, flag("micro-batch-size"))
     b.take(Dim.GLOBAL_BATCH, flag("global-batch-size"))
     b.take(Dim.SEQ_LEN, flag("seq-length"), flag("max-position-embeddings"))
