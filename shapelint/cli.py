@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
+from shapelint.commands.engines import add_engine_flags
 from shapelint.lint.model import DTYPES, SEVERITY_RANK, normalize_dtype
 from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "engines")
 
 
 class UsageError(Exception):
@@ -76,6 +77,7 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--attention", choices=("flash", "unfused"), help="attention kernel (default flash)"
     )
+    add_engine_flags(p)
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:
@@ -145,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("code")
+    engines = sub.add_parser("engines", help="list the engines, versions checked and rule codes")
+    engines.add_argument("--format", choices=("text", "json"), default="text")
     gpus = sub.add_parser("gpus", help="print the GPU table")
     gpus.add_argument("--gpu-file", metavar="FILE")
     explain = sub.add_parser("explain", help="print the performance model's view of a config")
@@ -590,6 +594,10 @@ def main(
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
             return run_explain(args, out)
+        if args.command == "engines":
+            from shapelint.commands.engines import run_engines
+
+            return run_engines(args.format, out)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
