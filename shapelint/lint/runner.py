@@ -12,7 +12,7 @@ import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from shapelint.engines import default_engines
 from shapelint.lint import dialects
@@ -31,6 +31,9 @@ from shapelint.lint.model import (
 from shapelint.lint.source import Document
 from shapelint.perf.gpus import GPU
 from shapelint.rules import REGISTRY, config_rules
+
+if TYPE_CHECKING:
+    from shapelint.lint.assumed import AssumedTarget
 
 T = TypeVar("T")
 
@@ -88,6 +91,8 @@ class FileResult:
     doc: Document
     configs: list[ModelConfig]
     findings: list[Finding]
+    # Each config's target and which fields were defaults, by config name (lint.assumed).
+    targets: dict[str, AssumedTarget] = field(default_factory=dict)
 
 
 @dataclass
@@ -297,7 +302,10 @@ def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
         data = fh.read()
     doc = parse(source.path, data, source.kind)
     configs, findings = lint_document(doc, options)
-    return FileResult(source, doc, configs, findings)
+    from shapelint.lint.assumed import assumed_target
+
+    targets = {c.name: assumed_target(c, options) for c in configs}
+    return FileResult(source, doc, configs, findings, targets)
 
 
 OptionsFor = Callable[[str], "LintOptions | None"]
