@@ -70,7 +70,9 @@ def test_engine_flag_narrows_the_engines_a_rule_lists(tmp_path: Path) -> None:
     assert "`num_heads` must be divisible by `num_shards` (got `num_heads`: 28" in out
     assert "TGI db931fcf" in out and "vLLM" not in out
     _, out, _ = run(path, "--tp", "8", "--select", "SL301")  # every serve and train engine
-    assert "Total number of attention heads (28) must be divisible by tensor parallel size (8)" in out
+    assert (
+        "Total number of attention heads (28) must be divisible by tensor parallel size (8)" in out
+    )
     for title in ("vLLM 0.34.0", "SGLang 0.5.23", "Megatron-LM", "TGI", "nanotron"):
         assert title in out
 

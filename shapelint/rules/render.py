@@ -14,7 +14,7 @@ from shapelint.rules.base import Example, RuleModule
 def _target(example: Example) -> str:
     if not example.target:
         return ""
-    flags = []
+    flags: list[str] = []
     for key, value in example.target.items():
         if key == "engines" and isinstance(value, tuple):  # --engine is repeated, one per engine
             flags.extend(f"--engine {name}" for name in value)
