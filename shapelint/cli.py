@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
 from shapelint.commands.engines import add_engine_flags
-from shapelint.lint.model import DTYPES, SEVERITY_RANK, normalize_dtype
+from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
 from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
 
 if TYPE_CHECKING:
@@ -75,7 +75,9 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
         "--mode", choices=("train", "prefill", "decode"), help="what a step is (default train)"
     )
     p.add_argument(
-        "--attention", choices=("flash", "unfused"), help="attention kernel (default flash)"
+        "--attention",
+        choices=ATTENTION_KERNELS,
+        help="attention kernel (default flash: FA3 on Hopper, FA2 elsewhere)",
     )
     add_engine_flags(p)
 
