@@ -71,6 +71,13 @@ ENGINES: tuple[Engine, ...] = (
         ("flash-attn", "flash-attention", "fa2"),
     ),
     Engine(
+        "flashinfer",
+        "FlashInfer",
+        "kernel",
+        "0.6.18",
+        "flashinfer-ai/flashinfer@fb28d724 (0.6.18, 2026-08-22)",
+    ),
+    Engine(
         "flash-attn3",
         "FlashAttention-3",
         "kernel",

@@ -49,6 +49,9 @@ class Dim(str, enum.Enum):
     PP = "pp"
     EP = "ep"
     CP = "cp"
+    # Set when a Megatron config chooses its pipeline stages' layers itself (a layout, first or
+    # last stage sizes, virtual stages per rank, a hybrid pattern, or embedding/loss counted).
+    PP_LAYOUT = "pp_layout"
     QUANT_METHOD = "quant_method"
     QUANT_BITS = "quant_bits"
     QUANT_GROUP_SIZE = "quant_group_size"

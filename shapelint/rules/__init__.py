@@ -39,6 +39,7 @@ from shapelint.rules import (
     sl310_attention_backend_fallback,
     sl311_kv_head_replication,
     sl312_uneven_expert_split,
+    sl313_flashinfer_decode,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -74,6 +75,7 @@ _MODULES = [
     sl310_attention_backend_fallback,
     sl311_kv_head_replication,
     sl312_uneven_expert_split,
+    sl313_flashinfer_decode,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

@@ -4,14 +4,15 @@ Guideline: Megatron-LM gives each of the pp pipeline stages the same number of t
 layers and asserts that they divide, unless the first and last stages' layer counts are given
 (``decoder_first_pipeline_num_layers`` / ``decoder_last_pipeline_num_layers``); with
 ``account_for_embedding_in_pipeline_split`` or ``account_for_loss_in_pipeline_split`` the
-embedding and the loss each count as one more layer. shapelint does not read those four
-settings yet: a config that sets them may be reported here wrongly (suppress the line). Inference engines (vLLM) split layers
+embedding and the loss each count as one more layer. A config with any of these settings (or
+a ``pipeline_model_parallel_layout``, ``num_virtual_stages_per_pipeline_rank`` or
+``hybrid_layer_pattern``) sizes its stages itself and is not reported. Inference engines (vLLM) split layers
 unevenly instead and are not reported here.
 
 The stage count comes from the config (``pipeline_model_parallel_size``, torchtitan's
 ``pipeline_parallel_degree``, nanotron's ``parallelism.pp``) or ``--pp``.
 
-Source: Megatron-LM d98e8a64 ``megatron/training/arguments.py:983-998``.
+Source: Megatron-LM d98e8a64 ``megatron/training/arguments.py:941-998``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ RULE = Rule(
     source="Megatron-LM d98e8a64 megatron/training/arguments.py",
 )
 
-VERIFIED = {"megatron": "megatron/training/arguments.py:983-998"}
+VERIFIED = {"megatron": "megatron/training/arguments.py:941-998"}
 
 EXAMPLES = [
     Example(
@@ -48,6 +49,15 @@ EXAMPLES = [
         format="yaml",
         note="30 layers over 4 stages",
     ),
+    Example(
+        "language_model:\n  num_layers: 30\n  hidden_size: 4096\n  num_attention_heads: 32\n"
+        "seq_length: 4096\n"
+        "model_parallel:\n  pipeline_model_parallel_size: 4\n"
+        "  decoder_first_pipeline_num_layers: 6\n",
+        True,
+        format="yaml",
+        note="the first stage's size is given: the other three take 8 each",
+    ),
 ]
 
 
@@ -58,6 +68,8 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     layers, n = config.get(Dim.LAYERS), config.int(Dim.LAYERS)
     if pp <= 1 or not engines or layers is None or n is None or n % pp == 0:
         return
+    if config.get(Dim.PP_LAYOUT) is not None:
+        return  # the config sizes its stages itself
     yield RULE.finding(
         config,
         layers,
