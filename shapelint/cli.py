@@ -20,6 +20,7 @@ from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, norma
 from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
 
 if TYPE_CHECKING:
+    from shapelint.lint.baseline import Baseline
     from shapelint.lint.dialects.common import KeyAliases
     from shapelint.lint.model import ModelConfig
     from shapelint.lint.report import ReportContext, Reporter
@@ -95,7 +96,11 @@ def add_output_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--report-unused-ignores",
         action="store_true",
-        help="report `# shapelint: ignore` comments that suppress nothing (SL008)",
+        help="report `# shapelint: ignore` comments and baseline entries that hide nothing (SL008)",
+    )
+    p.add_argument("--baseline", metavar="FILE", help="hide the findings recorded in FILE")
+    p.add_argument(
+        "--write-baseline", metavar="FILE", help="record today's findings in FILE; exit 0"
     )
 
 
@@ -231,7 +236,24 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
         extra_keys=settings.keys,
         min_slowdown=1.0 if min_slowdown is None else min_slowdown,
         report_unused_ignores=args.report_unused_ignores,
+        baseline=_baseline(args, settings),
+        severity=settings.severity,
     )
+
+
+def _baseline(args: argparse.Namespace, settings: Settings) -> Baseline | None:
+    """The baseline that hides findings under ``settings`` (``--baseline`` wins); none while
+    ``--write-baseline`` records every finding."""
+    from shapelint.lint.baseline import BaselineError, load_cached
+
+    path = args.baseline or settings.baseline
+    if path is None or args.write_baseline:
+        return None
+    try:
+        return load_cached(path)
+    except BaselineError as exc:
+        where = f"{settings.path}: " if settings.path and not args.baseline else ""
+        raise UsageError(f"{where}{exc}") from None
 
 
 class FileOptions:
@@ -326,6 +348,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {args.format!r} (choose from auto, {', '.join(FORMATS)})")
     _check_code_flags(args)
+    if args.write_baseline and args.diff:
+        raise UsageError("--write-baseline records findings; it cannot be combined with --diff")
     file_options = FileOptions(args)
     result = lint_check(args, file_options)
     fixed = 0
@@ -333,6 +357,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return run_diff(args, result, file_options, out, err)
     if args.fix or args.unsafe_fixes:
         result, fixed = run_fix(args, result, file_options, out if fmt == "text" else err, err)
+    if args.write_baseline:
+        return write_baseline(result, args.write_baseline, err)
     ctx = ReportContext(
         color=_color(out) and fmt == "text" and not args.output_file,
         verbose=args.verbose,
@@ -363,6 +389,18 @@ def _check_code_flags(args: argparse.Namespace) -> None:
         check_selectors(_codes(args.ignore), "--ignore")
     except UnknownCodeError as exc:
         raise UsageError(str(exc)) from None
+
+
+def write_baseline(result: LintResult, path: str, err: TextIO) -> int:
+    """``--write-baseline FILE``: record the findings; 0, or 2 when it cannot be written."""
+    from shapelint.lint.baseline import write
+
+    try:
+        n = write(result.findings, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write baseline file {path}: {exc.strerror}") from None
+    err.write(f"shapelint: recorded {n} {'finding' if n == 1 else 'findings'} in {path}\n")
+    return 2 if result.errors else 0
 
 
 def run_fix(

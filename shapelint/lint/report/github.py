@@ -23,6 +23,7 @@ from shapelint.lint.report.text import (
     estimate_text,
     fix_text,
     format_finding,
+    statistics_lines,
     summary,
     target_lines,
 )
@@ -149,10 +150,9 @@ def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
         )
         for f in rest:
             stream.write(format_finding(f, ReportContext()) + "\n")
-    if ctx.statistics and result.findings:
-        stats = Counter((f.code, f.name) for f in result.findings)
-        for (code, name), n in sorted(stats.items(), key=lambda kv: (-kv[1], kv[0])):
-            stream.write(f"{n:5d}  {code}  {name}\n")
+    if ctx.statistics:
+        for line in statistics_lines(result):
+            stream.write(line + "\n")
     if not ctx.quiet:
         stream.write(summary(result, ctx) + "\n")
     summary_file = env.get("GITHUB_STEP_SUMMARY")

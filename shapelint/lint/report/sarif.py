@@ -160,11 +160,20 @@ def _result(
     return result
 
 
+def _suppression(reason: str) -> dict[str, str]:
+    """A SARIF ``suppression`` for a finding an in-file comment hid, with its reason."""
+    out = {"kind": "inSource", "status": "accepted"}
+    if reason:
+        out["justification"] = reason
+    return out
+
+
 def report_dict(result: LintResult, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The SARIF log as a dict."""
     root = source_root(env)
     findings = result.findings
-    codes = sorted({f.code for f in findings})
+    suppressed = [s for r in result.files for s in r.suppressed]
+    codes = sorted({f.code for f in findings} | {s.finding.code for s in suppressed})
     index = {code: i for i, code in enumerate(codes)}
     texts = {r.doc.path: r.doc.text for r in result.files}
     targets = {(r.doc.path, name): t for r in result.files for name, t in r.targets.items()}
@@ -193,6 +202,19 @@ def report_dict(result: LintResult, env: Mapping[str, str] | None = None) -> dic
         "results": [
             _result(f, index[f.code], root, texts.get(f.path), targets.get((f.path, f.config)))
             for f in findings
+        ]
+        + [
+            {
+                **_result(
+                    s.finding,
+                    index[s.finding.code],
+                    root,
+                    texts.get(s.finding.path),
+                    targets.get((s.finding.path, s.finding.config)),
+                ),
+                "suppressions": [_suppression(s.reason)],
+            }
+            for s in suppressed
         ],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -127,6 +127,24 @@ def target_lines(result: LintResult, every: bool = False) -> list[str]:
     return [f"Estimated for ({legend}):"] + [f"  {label}: {text}" for label, text in rows]
 
 
+def statistics_lines(result: LintResult) -> list[str]:
+    """``--statistics``: findings per rule, then the findings in-file comments suppressed,
+    per rule and reason (``# shapelint: ignore[SL102] -- checkpoint fixed``)."""
+    out = []
+    counts = Counter((f.code, f.name) for f in result.findings)
+    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        out.append(f"{n:5d}  {code}  {name}")
+    hidden = Counter(
+        (s.finding.code, s.finding.name, s.reason) for r in result.files for s in r.suppressed
+    )
+    if hidden:
+        out.append("Suppressed in the files:")
+        for (code, name, reason), n in sorted(hidden.items(), key=lambda kv: (-kv[1], kv[0])):
+            why = f"  -- {reason}" if reason else "  (no reason given)"
+            out.append(f"{n:5d}  {code}  {name}{why}")
+    return out
+
+
 def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
     """Write every finding, the targets they were estimated for, optional statistics, and a
     summary line."""
@@ -137,10 +155,9 @@ def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
     if not ctx.quiet:
         for line in target_lines(result, every=ctx.verbose):
             stream.write(_c(line, "dim", ctx) + "\n")
-    if ctx.statistics and findings:
-        counts = Counter((f.code, f.name) for f in findings)
-        for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            stream.write(f"{n:5d}  {code}  {name}\n")
+    if ctx.statistics:
+        for line in statistics_lines(result):
+            stream.write(line + "\n")
     if ctx.fixed:
         noun = "problem" if ctx.fixed == 1 else "problems"
         stream.write(f"Fixed {ctx.fixed} {noun}; {len(findings)} remaining.\n")
