@@ -63,6 +63,13 @@ ENGINES: tuple[Engine, ...] = (
         "huggingface/nanotron@2411b022 (2026-04-07)",
     ),
     Engine(
+        "torchtitan",
+        "torchtitan",
+        "train",
+        "0.2.0",
+        "torchtitan==0.2.0 wheel (PyPI)",
+    ),
+    Engine(
         "flash-attn2",
         "FlashAttention-2",
         "kernel",
@@ -141,6 +148,7 @@ DIALECT_ENGINES: dict[str, tuple[str, ...]] = {
     "megatron-lm": ("megatron",),
     "nemo": ("megatron",),
     "nanotron": ("nanotron",),
+    "torchtitan": ("torchtitan",),
 }
 
 
