@@ -54,11 +54,11 @@ def run_engines(fmt: str, out: TextIO) -> int:
     if fmt == "json":
         out.write(json.dumps({"engines": rows}, indent=2) + "\n")
         return 0
-    out.write(f"{'name':<12} {'kind':<6} {'version':<9} {'rules':<40} checked against\n")
+    out.write(f"{'name':<12} {'kind':<6} {'version':<9} {'rules':<48} checked against\n")
     for r in rows:
         mark = "" if r["default"] else " (when named)"
         codes = ", ".join(r["rules"]) or "-"
-        out.write(f"{r['name']:<12} {r['kind']:<6} {r['version']:<9} {codes:<40} {r['checked']}\n")
+        out.write(f"{r['name']:<12} {r['kind']:<6} {r['version']:<9} {codes:<48} {r['checked']}\n")
         if r["aliases"] or mark:
             aliases = ", ".join(r["aliases"])
             out.write(f"{'':<12} {'':<6} {'':<9} aliases: {aliases or '-'}{mark}\n")
