@@ -171,3 +171,20 @@ def test_check_engines_runs_only_the_selected_rules() -> None:
     assert [f.code for f in engines.check_engines(config, target)] == ["SL306"]
     assert engines.check_engines(config, target, select=["SL301"]) == []
     assert config.int(Dim.QUANT_GROUP_SIZE) == 128
+
+
+def test_vision_tower_heads_are_checked_like_the_text_model(tmp_path: Path) -> None:
+    # GLM-4.5V's vision tower: 12 heads (vLLM issue #24004: cannot run at TP 8).
+    text = (
+        '{"architectures": ["Glm4vMoeForConditionalGeneration"],\n'
+        ' "text_config": {"hidden_size": 4096, "num_attention_heads": 96,'
+        ' "num_key_value_heads": 8, "num_hidden_layers": 46, "vocab_size": 151552},\n'
+        ' "vision_config": {"hidden_size": 1536, "num_heads": 12, "depth": 24}}\n'
+    )
+    path = write(tmp_path, "config.json", text)
+    code, out, _ = run(path, "--tp", "8", "--engine", "vllm", "--select", "SL301")
+    assert code == 1
+    assert (
+        "Total number of attention heads (12) must be divisible by tensor parallel size (8)" in out
+    )
+    assert "(96)" not in out  # the text model's 96 heads split evenly

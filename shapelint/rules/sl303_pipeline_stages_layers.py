@@ -42,12 +42,12 @@ EXAMPLES = [
         format="yaml",
     ),
     Example(
-        "language_model:\n  num_layers: 30\n  hidden_size: 4096\n  num_attention_heads: 32\n"
-        "seq_length: 4096\n"
-        "model_parallel:\n  pipeline_model_parallel_size: 4\n",
+        "language_model:\n  num_layers: 28\n  hidden_size: 3072\n  num_attention_heads: 24\n"
+        "seq_length: 8192\n"
+        "model_parallel:\n  pipeline_model_parallel_size: 8\n",
         False,
         format="yaml",
-        note="30 layers over 4 stages",
+        note="Llama 3.2 3B's shape: 28 layers over 8 stages",
     ),
     Example(
         "language_model:\n  num_layers: 30\n  hidden_size: 4096\n  num_attention_heads: 32\n"

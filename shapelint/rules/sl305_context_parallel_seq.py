@@ -46,10 +46,11 @@ EXAMPLES = [
     ),
     Example(
         "language_model:\n  num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n"
-        "seq_length: 8190\n"
-        "model_parallel:\n  context_parallel_size: 2\n",
+        "seq_length: 8192\n"
+        "model_parallel:\n  context_parallel_size: 3\n",
         False,
         format="yaml",
+        note="Llama 3 8B's 8192-token sequence over context parallel 3",
     ),
     Example(
         "[training]\nseq_len = 8190\nlocal_batch_size = 1\n\n"

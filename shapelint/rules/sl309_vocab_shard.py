@@ -40,7 +40,12 @@ _GLM = (
 )
 EXAMPLES = [
     Example(_GLM, True, target={"tp": 4, "engines": ("vllm",)}),
-    Example(_GLM, False, target={"tp": 6, "engines": ("vllm",)}, note="vLLM issue #31474"),
+    Example(
+        _GLM,
+        False,
+        target={"tp": 6, "engines": ("vllm",)},
+        note="GLM-4's 151552-token vocab at TP 6 (the error of vLLM issue #31474)",
+    ),
 ]
 
 
