@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field, replace
 
+from shapelint.lint.arith import round_up as round_up  # re-exported for the dialects
 from shapelint.lint.model import Derivation, Dim, Formula, ModelConfig, Value, normalize_dtype
 from shapelint.lint.source import Candidate, Mapping, Node, Scalar
 
@@ -87,11 +88,6 @@ def derived(
     return Value(
         value, key or first.key, first.span, derived_from=sources, formula=formula, kind=kind
     )
-
-
-def round_up(n: int, multiple: int) -> int:
-    """The smallest multiple of ``multiple`` that is >= n."""
-    return -(-n // multiple) * multiple
 
 
 @dataclass
