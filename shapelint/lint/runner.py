@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from shapelint.engines import default_engines
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
 from shapelint.lint.discover import SourceFile, discover
@@ -52,6 +53,11 @@ class TargetOptions:
     tp: int | None = None
     mode: Mode | None = None
     attention: Attention | None = None
+    # Engines (canonical shapelint.engines names) and the other parallel sizes (SL3xx rules).
+    engines: tuple[str, ...] | None = None
+    pp: int | None = None
+    ep: int | None = None
+    cp: int | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,11 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),
         mode=_first(flags.mode, defaults.mode, "train"),
         attention=_first(flags.attention, defaults.attention, "flash"),
+        # Engines: flags, then settings, then what the config implies (a guess ranks last).
+        engines=_first(flags.engines, defaults.engines, default_engines(config), ()),
+        pp=_first(flags.pp, config.int(Dim.PP), defaults.pp, 1),
+        ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
+        cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
     )
 
 
