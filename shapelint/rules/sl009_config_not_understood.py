@@ -3,7 +3,7 @@
 Guideline: a linter that reads nothing must not look like a linter that found nothing. When a
 file holds at least two model-shape keys — from the key families the dialects read
 (``hidden_size``, ``num_attention_heads``, ``base_emb_dim`` …), common names no built-in dialect
-reads (``embed_dim``, ``mlp_dim``, ``num_query_heads`` …) or keys mapped in
+reads (``model_dim``, ``mlp_dim``, ``num_query_heads`` …) or keys mapped in
 ``[tool.shapelint.keys]`` — but no config with a width and heads or layers comes out of it,
 shapelint says so, names the keys it saw and prints the settings line that would map them
 (dotted key paths from the top of the file). It is information, not a defect in the config.

@@ -450,14 +450,7 @@ def corpora(workdir: Path) -> list[Coverage]:
     for source, truth in (("megatron-bridge", megatron_truth), ("torchtune", torchtune_truth)):
         root = unpack(wheels[source], workdir / source)
         out.append(measure(source, root, truth(root)))
-    # torchtune's key names are not a built-in family; with the settings map SL009 prints:
-    root = workdir / "torchtune"
-    out.append(measure(TORCHTUNE_MAPPED, root, torchtune_truth(root), TORCHTUNE_KEYS))
     return out
-
-
-TORCHTUNE_MAPPED = "torchtune, keys mapped"
-TORCHTUNE_KEYS = {Dim.HIDDEN: ("embed_dim",), Dim.FFN: ("intermediate_dim",)}
 
 
 # ---- the tests ---------------------------------------------------------------------------------
@@ -527,8 +520,8 @@ def test_named_megatron_providers(coverage: dict[str, Coverage]) -> None:
 
 
 def test_named_torchtune_builders(coverage: dict[str, Coverage]) -> None:
-    # Every builder is a candidate named by its function, holding what it states. (Its key
-    # names are not a built-in key family: with the settings map SL009 prints, they read.)
+    # Every builder is a candidate named by its function, holding what it states, read by the
+    # torchtune dialect without any settings.
     root = coverage["torchtune"].root
     path = root / "torchtune" / "models" / "llama3" / "_model_builders.py"
     doc = parse(str(path), path.read_bytes(), "python")
@@ -540,8 +533,8 @@ def test_named_torchtune_builders(coverage: dict[str, Coverage]) -> None:
         "num_kv_heads": 8,
         "vocab_size": 128256,
     }
-    mapped = {Dim.HIDDEN: ("embed_dim",), Dim.FFN: ("intermediate_dim",)}
-    (llama3,) = [c for c in extract(doc, mapped) if c.name == "llama3_8b"]
+    (llama3,) = [c for c in extract(doc) if c.name == "llama3_8b"]
+    assert llama3.dialect == "torchtune" and llama3.gated_mlp is True
     assert (llama3.int(Dim.HIDDEN), llama3.int(Dim.FFN), llama3.int(Dim.KV_HEADS)) == (
         4096,
         14336,

@@ -18,15 +18,16 @@ from shapelint.perf.gpus import lookup
 
 H100 = lookup("h100")
 
-TORCHTUNE_STYLE = """\
+# A lab's own layout: key names no built-in dialect reads as a width or an FFN.
+OWN_LAYOUT = """\
 model:
-  _component_: torchtune.models.llama3.llama3
+  _target_: mylab.models.Transformer
   vocab_size: 128256
   num_layers: 32
   num_heads: 32
   num_kv_heads: 8
-  embed_dim: 4096
-  intermediate_dim: 14336
+  model_dim: 4096
+  mlp_dim: 14336
 """
 
 
@@ -37,20 +38,20 @@ def sl009(text: str, fmt: str = "yaml", extra: dict[Dim, tuple[str, ...]] | None
 
 
 def test_names_the_keys_and_the_settings_line_that_maps_them() -> None:
-    (f,) = sl009(TORCHTUNE_STYLE)
+    (f,) = sl009(OWN_LAYOUT)
     assert f.severity == "info"
     assert f.key == "model.vocab_size" and f.span.line == 3
-    assert "model.embed_dim" in f.message and "model.intermediate_dim" in f.message
+    assert "model.model_dim" in f.message and "model.mlp_dim" in f.message
     line = re.search(r"\[tool\.shapelint\.keys\] (.*)$", f.message)
     assert line is not None
     # The printed line, taken literally, makes the file understood.
     extra = {
         Dim(dim): (path,) for dim, path in re.findall(r'([a-z_]+) = \["([^"]+)"\]', line.group(1))
     }
-    assert extra[Dim.HIDDEN] == ("model.embed_dim",)
-    assert sl009(TORCHTUNE_STYLE, extra=extra) == []
+    assert extra[Dim.HIDDEN] == ("model.model_dim",)
+    assert sl009(OWN_LAYOUT, extra=extra) == []
     options = LintOptions(gpus=(H100,), extra_keys=extra)
-    (config,) = lint_document(parse_text(TORCHTUNE_STYLE, "yaml", "c.yaml"), options)[0]
+    (config,) = lint_document(parse_text(OWN_LAYOUT, "yaml", "c.yaml"), options)[0]
     assert (config.int(Dim.HIDDEN), config.int(Dim.HEADS), config.int(Dim.LAYERS)) == (4096, 32, 32)
 
 

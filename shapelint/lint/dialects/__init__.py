@@ -44,6 +44,7 @@ from shapelint.lint.dialects import (
     neutral,
     olmo,
     torchtitan,
+    torchtune,
 )
 from shapelint.lint.dialects.common import Dialect, KeyAliases, head_dim_split, looks_like_model
 from shapelint.lint.dialects.common import resolve as resolve_key
@@ -67,6 +68,7 @@ DIALECTS: list[Dialect] = [
     foundry,
     axolotl,
     torchtitan,
+    torchtune,
     deepspeed,
 ]
 

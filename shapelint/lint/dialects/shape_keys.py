@@ -10,8 +10,8 @@ Two uses:
 
 A key counts when its name, with dashes and underscores alike and leading ``--`` dropped
 (Megatron flags), is one of the key families the dialects read or a common name for the same
-dims that no built-in dialect reads (``embed_dim``, ``emb_dim``, ``model_dim``, ``mlp_dim``,
-``intermediate_dim``, ``num_query_heads``, ``num_decoder_layers`` …), or one a user mapped in
+dims that no built-in dialect reads (``model_dim``, ``mlp_dim``, ``num_query_heads``,
+``num_decoder_layers`` …), or one a user mapped in
 ``[tool.shapelint.keys]``.
 """
 

@@ -1,0 +1,97 @@
+"""torchtune (pytorch/torchtune): model builders and the ``model:`` block of recipe YAMLs.
+
+A torchtune model is built by a component builder called with keywords, either in Python
+(``models/*/_model_builders.py``: ``def llama3_8b(): return llama3(vocab_size=128_256,
+num_layers=32, num_heads=32, num_kv_heads=8, embed_dim=4096, max_seq_len=8192,
+intermediate_dim=14336, …)``) or in a recipe YAML (``model: {_component_:
+torchtune.models.llama3.llama3, embed_dim: 4096, …}``).
+
+Detected by ``embed_dim`` with ``num_heads`` and ``num_layers`` in one mapping (at the root or
+under ``model``), or a ``_component_`` naming a ``torchtune.`` builder.
+
+Keys: ``embed_dim`` hidden, ``num_heads`` heads, ``num_kv_heads`` KV heads, ``num_layers``
+layers, ``intermediate_dim`` FFN (the down projection's input), ``vocab_size``, ``head_dim``
+(Gemma, Qwen3 state it; else hidden / heads), ``max_seq_len`` (a maximum context, not a
+training length). A key left out is unknown: each component builder has its own default
+(``llama3`` derives the FFN from ``embed_dim`` with ``multiple_of=1024``, ``llama2`` with 256),
+and the builder called is not always visible here.
+
+The MLP is gated (``FeedForward`` with ``w1``, ``w2``, ``w3``) in the decoder families whose
+builders this dialect names (Llama 2/3, Code Llama, Mistral, Qwen 2/2.5/3, Gemma 1/2, Phi-3/4);
+for any other builder (CLIP, T5 encoders) gating is left unknown.
+"""
+
+from __future__ import annotations
+
+from shapelint.lint.dialects.common import Builder, KeyAliases, child
+from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.source import Candidate, Document, Mapping, Scalar
+
+NAME = "torchtune"
+
+SHAPE = ("embed_dim", "num_heads", "num_layers")
+# Builder families whose decoders use torchtune's gated FeedForward (w1, w2, w3).
+GATED_FAMILIES = (
+    "llama",
+    "code_llama",
+    "mistral",
+    "qwen",
+    "gemma",
+    "phi3",
+    "phi4",
+)
+
+
+def _prefix(candidate: Candidate) -> str:
+    """Where the model's keys sit: the root, or ``model.`` in a recipe YAML."""
+    model = candidate.root.get("model")
+    if isinstance(model, Mapping) and all(child(model, k) is not None for k in SHAPE):
+        return "model."
+    return ""
+
+
+def _component(candidate: Candidate) -> str | None:
+    """The ``_component_`` a recipe names for the model (at the root or under ``model``)."""
+    for mapping in (candidate.root, candidate.root.get("model")):
+        if isinstance(mapping, Mapping):
+            found = child(mapping, "_component_")
+            if found is not None and isinstance(found[1], Scalar):
+                value = found[1].value
+                if isinstance(value, str):
+                    return value
+    return None
+
+
+def detect(candidate: Candidate) -> bool:
+    """``embed_dim`` + ``num_heads`` + ``num_layers`` together, or a torchtune component."""
+    root = candidate.root
+    if all(child(root, k) is not None for k in SHAPE) or _prefix(candidate):
+        return True
+    component = _component(candidate)
+    return component is not None and component.startswith("torchtune.")
+
+
+def _gated(candidate: Candidate) -> bool | None:
+    """True for the decoder families known to use a gated MLP, else unknown."""
+    component = _component(candidate)
+    name = component.rsplit(".", 1)[-1] if component else candidate.name.rsplit(" ", 1)[-1]
+    name = name.rsplit(".", 1)[-1].lower()
+    return True if name.startswith(GATED_FAMILIES) else None
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """The model one builder call or recipe ``model:`` block states; nothing filled in."""
+    b = Builder(candidate, doc.path, NAME, extra_keys)
+    p = _prefix(candidate)
+    b.take(Dim.HIDDEN, p + "embed_dim")
+    b.take(Dim.HEADS, p + "num_heads")
+    b.take(Dim.KV_HEADS, p + "num_kv_heads")
+    b.take(Dim.LAYERS, p + "num_layers")
+    b.take(Dim.FFN, p + "intermediate_dim")
+    b.take(Dim.VOCAB, p + "vocab_size")
+    b.take(Dim.HEAD_DIM, p + "head_dim")
+    if b.take(Dim.SEQ_LEN, p + "max_seq_len") is not None:
+        b.seq_is_max_context = True
+    b.gated_mlp = _gated(candidate)
+    config = b.build()
+    return [config] if Dim.HIDDEN in config.dims else []
