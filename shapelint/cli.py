@@ -394,6 +394,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     emit_report(get_reporter(fmt), result, out, ctx, args.output_file)
     if args.verbose:
         _report_empty(result, err)
+    for dim, name in result.unmatched_keys():
+        err.write(f'shapelint: warning: key map {dim} = ["{name}"] matched no key in any file\n')
     for e in result.errors:
         err.write(
             f"shapelint: internal error while linting {e.path}: {e.error} "
