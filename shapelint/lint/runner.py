@@ -9,6 +9,9 @@ the findings of the others.
 from __future__ import annotations
 
 import fnmatch
+import os
+import re
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,8 +19,10 @@ from typing import TypeVar
 
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
-from shapelint.lint.discover import SourceFile, discover
+from shapelint.lint.discover import Skipped, SourceFile, discover
 from shapelint.lint.formats import parse
+from shapelint.lint.formats.budget import DEFAULT as DEFAULT_BUDGET
+from shapelint.lint.formats.budget import Budget
 from shapelint.lint.model import (
     Attention,
     Dim,
@@ -27,7 +32,7 @@ from shapelint.lint.model import (
     Target,
     normalize_dtype,
 )
-from shapelint.lint.source import Document
+from shapelint.lint.source import Document, LineIndex, Problem
 from shapelint.perf.gpus import GPU
 from shapelint.rules import REGISTRY, config_rules
 
@@ -64,6 +69,7 @@ class LintOptions:
     min_slowdown: float = 1.0
     exclude: tuple[str, ...] = ()
     report_unused_ignores: bool = False
+    budget: Budget = DEFAULT_BUDGET
 
 
 @dataclass
@@ -82,6 +88,8 @@ class FileResult:
     doc: Document
     configs: list[ModelConfig]
     findings: list[Finding]
+    # False when the file could not be read (its one finding says why).
+    read: bool = True
 
 
 @dataclass
@@ -90,6 +98,9 @@ class LintResult:
 
     files: list[FileResult] = field(default_factory=list)
     errors: list[InternalError] = field(default_factory=list)
+    # Files found by a walk (or passed by pre-commit) and not read: not regular files, and
+    # files with no model-shape keys that do not parse. ``-v`` lists them.
+    skipped: list[Skipped] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -280,11 +291,107 @@ def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig
     return configs, kept
 
 
+class Unreadable(OSError):
+    """A file shapelint refuses to read (not a regular file, over the size limit)."""
+
+
+def read_source(path: str, budget: Budget = DEFAULT_BUDGET) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``budget.max_file_bytes`` of them.
+
+    Opened without blocking, so a FIFO or device named like a config is refused (by the
+    ``fstat`` of the open file, not a separate check) instead of hanging the run; a file over
+    the size limit is refused without being read. Raises OSError with the OS's reason.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or other special file"
+            raise Unreadable(f"it is {kind}, not a regular file")
+        limit = budget.max_file_bytes
+        if st.st_size > limit:
+            raise Unreadable(_too_large(st.st_size, budget))
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # it grew while being read
+            raise Unreadable(_too_large(size, budget))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _too_large(size: int, budget: Budget) -> str:
+    return (
+        f"the file is {size / 1048576:.1f} MB, over the limit of {budget.max_file_size_mb} MB "
+        "(the setting max-file-size-mb raises it); not read"
+    )
+
+
+def _read_failure(path: str, exc: OSError) -> str:
+    if isinstance(exc, Unreadable):
+        return f"cannot read file: {exc}"
+    reason = exc.strerror or str(exc)
+    if os.path.islink(path) and not os.path.exists(path):
+        reason += f" (a symlink to {os.readlink(path)!r}, which does not exist)"
+    return f"cannot read file: {reason}"
+
+
+def _unread_document(source: SourceFile, message: str) -> Document:
+    doc = Document(path=source.path, text="", format=source.kind)
+    doc.problems.append(Problem("SL000", message, LineIndex("").span(source.path, 0, 0)))
+    return doc
+
+
+# Files whose name says they hold a model config: a parse failure there is always reported.
+MODEL_FILE_NAMES = frozenset({"config.json", "params.json", "model_args.json"})
+# Key names that say a text holds a model's shape (the key families the dialects read).
+_SHAPE_KEY = re.compile(
+    r"\b(?:hidden[_-]size|n_embd|d_model|num[_-]attention[_-]heads|n_head|"
+    r"num[_-](?:hidden[_-])?layers|n_layers?|intermediate[_-]size|ffn[_-]hidden[_-]size|"
+    r"vocab[_-]size|padded[_-]vocab[_-]size|num[_-]key[_-]value[_-]heads|n_kv_heads|"
+    r"n_query_groups|num[_-]query[_-]groups|kv[_-]channels|head[_-]dim|multiple_of|"
+    r"base_emb_dim|base_num_query_heads|base_mlp_dim|max_position_embeddings)\b"
+)
+
+
+def holds_model_keys(text: str) -> bool:
+    """Whether ``text`` names a model-shape key anywhere (cheap: one regex search)."""
+    return _SHAPE_KEY.search(text) is not None
+
+
+def skip_reason(result: FileResult) -> str | None:
+    """Why a file that did not parse is skipped rather than reported, or None to report it.
+
+    Only a file a walk found (or pre-commit passed) is skipped, and only when neither its
+    name nor its text says it holds a model config: a JSON file with comments, a template,
+    a Python 2 script are not shapelint's business unless the user named them.
+    """
+    source, doc = result.source, result.doc
+    if source.explicit or doc.ok or not result.read:
+        return None
+    if os.path.basename(source.path).lower() in MODEL_FILE_NAMES or holds_model_keys(doc.text):
+        return None
+    problem = next(p for p in doc.problems if p.code == "SL000")
+    return (
+        f"not read: {problem.message} (line {problem.span.line}), "
+        "and no model-shape keys in it; name the file to see the error"
+    )
+
+
 def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
-    """Read, parse and lint one file (OSError propagates to the caller)."""
-    with open(source.path, "rb") as fh:
-        data = fh.read()
-    doc = parse(source.path, data, source.kind)
+    """Read, parse and lint one file; a file that cannot be read is an SL000 finding on it."""
+    try:
+        data = read_source(source.path, options.budget)
+    except OSError as exc:
+        doc = _unread_document(source, _read_failure(source.path, exc))
+        return FileResult(source, doc, [], lint_document(doc, options)[1], read=False)
+    doc = parse(source.path, data, source.kind, options.budget)
     configs, findings = lint_document(doc, options)
     return FileResult(source, doc, configs, findings)
 
@@ -306,14 +413,18 @@ def lint_paths(
         single = options
         options = lambda _path: single  # noqa: E731
     result = LintResult()
-    for source in discover(paths, exclude):
+    for source in discover(paths, exclude, result.skipped):
         file_options = options(source.path)
         if file_options is None:
             continue
         try:
-            result.files.append(lint_file(source, file_options))
-        except OSError as exc:
-            result.errors.append(InternalError(source.path, f"cannot read file: {exc.strerror}"))
+            file_result = lint_file(source, file_options)
         except Exception as exc:  # a bug in shapelint: report it for this file and go on
             result.errors.append(InternalError(source.path, f"{type(exc).__name__}: {exc}"))
+            continue
+        reason = skip_reason(file_result)
+        if reason is None:
+            result.files.append(file_result)
+        else:
+            result.skipped.append(Skipped(source.path, reason))
     return result

@@ -33,6 +33,7 @@ else:  # pragma: no cover - Python 3.10: tomli, the same parser (a dependency th
     tomllib = importlib.import_module("tomli")
 
 SETTINGS_FILES = (".shapelint.toml", "pyproject.toml")
+BUDGET_KEYS = ("max-file-size-mb", "max-python-tokens", "max-expression-tokens")
 
 
 class SettingsError(Exception):
@@ -59,6 +60,8 @@ class Settings:
     min_slowdown: float | None = None
     fail_on: str | None = None
     keys: KeyAliases = field(default_factory=dict)
+    # Per-file work limits (`shapelint.lint.formats.budget`), by setting name; unset: default.
+    budget: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def root(self) -> str | None:
@@ -161,6 +164,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         min_slowdown=float(data["min-slowdown"]) if "min-slowdown" in data else None,
         fail_on=data.get("fail-on"),
         keys={Dim(k): tuple(v) for k, v in data.get("keys", {}).items()},
+        budget={k.replace("-", "_"): data[k] for k in BUDGET_KEYS if k in data},
     )
 
 

@@ -37,6 +37,12 @@ _CONSTANTS: dict[str, object] = {
 }
 # Deeply nested input would exhaust Python's recursion; json.loads fails on it too.
 _MAX_DEPTH = 500
+# Python refuses to convert longer digit strings to int (sys.get_int_max_str_digits).
+_MAX_DIGITS = 4300
+
+
+def _too_many_digits(digits: int) -> str:
+    return f"a number too large to convert ({digits} digits; Python converts at most {_MAX_DIGITS})"
 
 
 class _Invalid(Exception):
@@ -78,9 +84,12 @@ class _Parser:
         m = _NUMBER.match(text, pos)
         if m:
             integer, frac, exp = m.groups()
-            number: object = (
-                float(integer + (frac or "") + (exp or "")) if frac or exp else int(integer)
-            )
+            if frac or exp:
+                number: object = float(integer + (frac or "") + (exp or ""))
+            elif len(integer) > _MAX_DIGITS:
+                raise _Invalid(_too_many_digits(len(integer.lstrip("-"))), pos)
+            else:
+                number = int(integer)
             return Scalar(number, self.span(pos, m.end())), m.end()
         raise _Invalid("expected a value", pos)
 
@@ -159,11 +168,13 @@ def parse_json(path: str, text: str) -> Document:
             Problem("SL000", "invalid JSON: nesting too deep", index.span(path, 0, 0))
         )
         return doc
+    except ValueError:  # an integer over Python's digit limit; the parser below finds where
+        pass
     parser = _Parser(text, path)
     try:
         pos = parser.skip(0)
         root, _ = parser.value(pos, "", 0)
-    except _Invalid as exc:  # json.loads accepted it, so this is our bug or a depth limit
+    except _Invalid as exc:  # a depth or digit limit (or our bug: json.loads accepted it)
         span = index.span(path, exc.offset, exc.offset)
         doc.problems.append(Problem("SL000", f"invalid JSON: {exc}", span))
         return doc
