@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="explain one rule")
-    rule.add_argument("code")
+    rule.add_argument("code", metavar="CODE|NAME")
     gpus = sub.add_parser("gpus", help="print the GPU table")
     gpus.add_argument("--gpu-file", metavar="FILE")
     explain = sub.add_parser("explain", help="print the performance model's view of a config")
@@ -162,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument(
         "--plot", metavar="FILE", help="draw the roofline chart to FILE (.png, .svg; needs [plot])"
+    )
+    explain.add_argument(
+        "--force", action="store_true", help="model a config even when it has SL0xx errors"
     )
     add_target_flags(explain)
     return parser
@@ -321,6 +324,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {args.format!r} (choose from auto, {', '.join(FORMATS)})")
+    _check_code_flags(args)
     file_options = FileOptions(args)
     result = lint_check(args, file_options)
     fixed = 0
@@ -347,6 +351,17 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if result.errors:
         return 2
     return exit_code(result, args.exit_zero, args.fail_on or "info", file_options.fail_on)
+
+
+def _check_code_flags(args: argparse.Namespace) -> None:
+    """Refuse ``--select``/``--ignore`` codes that match no rule (exit 2, closest suggested)."""
+    from shapelint.lint.codes import UnknownCodeError, check_selectors
+
+    try:
+        check_selectors(_codes(args.select), "--select")
+        check_selectors(_codes(args.ignore), "--ignore")
+    except UnknownCodeError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run_fix(
@@ -439,13 +454,15 @@ def run_rules(out: TextIO) -> int:
 
 
 def run_rule(code: str, out: TextIO) -> int:
-    """``shapelint rule CODE``: the guideline, why, source and examples."""
-    from shapelint.rules import get
+    """``shapelint rule CODE|NAME``: the guideline, why, source and examples."""
+    from shapelint.lint.codes import closest, find_rule
     from shapelint.rules.render import render_rule
 
-    module = get(code)
+    module = find_rule(code)
     if module is None:
-        raise UsageError(f"unknown rule {code!r}; `shapelint rules` lists them")
+        near = closest(code, prefixes=False)
+        hint = f"; did you mean {near!r}?" if near else ""
+        raise UsageError(f"unknown rule {code!r} (`shapelint rules` lists them){hint}")
     out.write(render_rule(module, markdown=False))
     return 0
 
@@ -486,7 +503,26 @@ def _explained_configs(path: str, name: str | None, keys: KeyAliases) -> list[Mo
     return picked
 
 
-def run_explain(args: argparse.Namespace, out: TextIO) -> int:
+def _explain_errors(
+    args: argparse.Namespace, options: LintOptions, configs: list[ModelConfig], err: TextIO
+) -> bool:
+    """Print the SL0xx errors of the explained configs to ``err``; True when there are any."""
+    from shapelint.lint.preflight import explain_errors
+    from shapelint.lint.report import ReportContext
+    from shapelint.lint.report.text import format_finding
+
+    errors = explain_errors(args.path, options, configs)
+    for f in errors:
+        err.write(format_finding(f, ReportContext()) + "\n")
+    if errors and not args.force:
+        err.write(
+            "shapelint: the config cannot run as written (errors above); fix them, or pass "
+            "--force to model it anyway\n"
+        )
+    return bool(errors)
+
+
+def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint explain``: every GEMM of one step of each config in one file, as the
     performance model sees it; ``--format json`` prints one object for one config (and GPU),
     ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart."""
@@ -511,6 +547,8 @@ def run_explain(args: argparse.Namespace, out: TextIO) -> int:
                 gpu.peak(args.dtype)
         except UnsupportedDtypeError as exc:
             raise UsageError(str(exc)) from None
+    if _explain_errors(args, options, configs, err) and not args.force:
+        return 1
     results: list[dict[str, Any]] = []
     for config in configs:
         for gpu in options.gpus:
@@ -604,7 +642,7 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
         if args.command == "gpus":
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
-            return run_explain(args, out)
+            return run_explain(args, out, err)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")

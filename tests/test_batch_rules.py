@@ -253,11 +253,18 @@ def test_sl203_needs_a_stated_batch_value_for_the_fill_check() -> None:
     assert run_rule(sl203_attention_batch, stated_tp, "json", seq_len=256, mode="decode") == []
 
 
-def test_sl203_uneven_head_split_points_at_heads_when_tp_is_a_flag() -> None:
+def test_sl203_does_not_restate_sl005() -> None:
+    # (b·a)/t not an integer implies a % t != 0, which SL005 reports as an error: one finding
+    # per fact, so SL203 stays silent on that config (at any micro-batch).
     hf = '{"hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12}\n'
-    (f,) = run_rule(sl203_attention_batch, hf, "json", tp=8)
-    assert f.key == "num_attention_heads" and "(1·12)/8 = 1.5" in f.message
+    assert run_rule(sl203_attention_batch, hf, "json", tp=8) == []
     assert run_rule(sl203_attention_batch, hf, "json", tp=8, micro_batch=2) == []
+    options = LintOptions(gpus=(H100,), flags=TargetOptions(tp=8), min_slowdown=0.0)
+    _, found = lint_document(parse_text(hf), options)
+    codes = [f.code for f in found]
+    assert "SL005" in codes and "SL203" not in codes
+    sl005 = next(f for f in found if f.code == "SL005")
+    assert sl005.message.startswith("attention heads (num_attention_heads = 12) must be divisible")
 
 
 # --- SL204 memory-bound ------------------------------------------------------------------

@@ -139,11 +139,30 @@ def _codes(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(v.strip().upper() for v in values)
 
 
+def _check_codes(data: Mapping[str, Any], where: str) -> None:
+    """Refuse rule codes or prefixes that match no registered rule (closest one suggested)."""
+    from shapelint.lint.codes import UnknownCodeError, check_selectors
+
+    lists: list[tuple[str, Iterable[str]]] = [
+        (key, data[key]) for key in ("select", "ignore") if key in data
+    ]
+    lists += [
+        (f"per-file-ignores.{json.dumps(glob)}", codes)
+        for glob, codes in data.get("per-file-ignores", {}).items()
+    ]
+    try:
+        for key, codes in lists:
+            check_selectors(codes, f"{where}: {key}")
+    except UnknownCodeError as exc:
+        raise SettingsError(str(exc)) from None
+
+
 def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     """Validated settings from the table read from ``path``."""
     shown = _display(path)
     where = f"{shown} [tool.shapelint]" if os.path.basename(path) == "pyproject.toml" else shown
     validate(data, where)
+    _check_codes(data, where)
     root = os.path.dirname(os.path.abspath(path))
     gpu_file = data.get("gpu-file")
     dtype = data.get("dtype")

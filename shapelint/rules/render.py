@@ -52,9 +52,9 @@ def render_rule(module: RuleModule, *, markdown: bool) -> str:
         "",
         doc,
         "",
-        f"Source: {rule.source}",
-        "",
     ]
+    if "Source:" not in doc:  # the docstring states its source in full; say it only once
+        parts += [f"Source: {rule.source}", ""]
     for i, example in enumerate(module.EXAMPLES, 1):
         label = "valid" if example.valid else "reported"
         parts.append(f"Example {i} ({label}){_target(example)}: {example.note}".rstrip(": "))

@@ -10,6 +10,7 @@ Megatron-LM ``validate_args``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from shapelint.lint.model import INTEGER_DIMS, Finding, ModelConfig, Target
@@ -37,7 +38,11 @@ def _kind(value: object) -> str:
     if isinstance(value, str):
         return f"the string {value!r}"
     if isinstance(value, float):
-        return f"the fraction {value}"
+        if math.isnan(value):
+            return "NaN (not a number)"
+        if math.isinf(value):
+            return f"{value} (infinite)"
+        return f"{value} (not a whole number)"
     return type(value).__name__
 
 

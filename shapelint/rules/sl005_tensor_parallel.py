@@ -52,16 +52,15 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
             yield RULE.finding(
                 config,
                 value,
-                f"total number of {what} ({value.key} = {n}) must be divisible by "
-                f"tensor parallel size ({t})",
+                f"{what} ({value.key} = {n}) must be divisible by the tensor-parallel size ({t})",
             )
     kv, g = config.get(Dim.KV_HEADS), config.int(Dim.KV_HEADS)
     if kv is not None and g is not None and not kv.derived and (g % t if g >= t else t % g):
         yield RULE.finding(
             config,
             kv,
-            f"total number of KV heads ({kv.key} = {g}) must be divisible by tensor parallel "
-            f"size ({t}), or tensor parallel size by it",
+            f"KV heads ({kv.key} = {g}) must be divisible by the tensor-parallel size ({t}), "
+            "or the tensor-parallel size by them",
         )
     vocab = config.vocab_value
     v = vocab.as_int if vocab is not None else None
@@ -69,6 +68,6 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         yield RULE.finding(
             config,
             vocab,
-            f"vocab ({vocab.key} = {v}) must be divisible by tensor parallel size ({t}); "
+            f"vocab ({vocab.key} = {v}) must be divisible by the tensor-parallel size ({t}); "
             "pad it (Megatron pads to a multiple of 128·t)",
         )

@@ -8,10 +8,11 @@ the batch must be large enough to fill the GPU: flash-attention launches one thr
 QKᵀ as a batched GEMM whose tiles are scheduled in waves over the SMs. Fewer thread blocks than
 SMs leave SMs idle for the whole kernel.
 
-The rule reports (b·a)/t not an integer (t > 1, pointing at the stated tensor-parallel size or
-the heads), and — in training and prefill — attention parallelism below 0.75 of the SM count
+(b·a)/t can only fail to be an integer when the heads do not divide by t, which SL005 reports
+as an error; this rule then stays silent (one finding per fact). It reports — in training and
+prefill — attention parallelism below 0.75 of the SM count
 (the same "a quarter idle" bar as SL202): flash thread blocks as above, or the unfused QKᵀ
-GEMM's tiles from the performance model. The second needs a stated micro-batch, tensor-parallel
+GEMM's tiles from the performance model. It needs a stated micro-batch, tensor-parallel
 size or training sequence length to point at (in that order); heads alone are not enough,
 since b and s would then be defaults shapelint chose, not the user's. When the finding points
 at the micro-batch, the fix raises it to the smallest value that gives every SM a thread block,
@@ -35,7 +36,6 @@ from shapelint.rules.base import Example, Rule, describe
 from shapelint.rules.batching import (
     keeps_global_batch,
     micro_batch_fix,
-    stated,
     stated_micro_batch,
     stated_tp,
     training_seq,
@@ -76,8 +76,8 @@ EXAMPLES = [
     Example(_NEOX % (16, 2), True, format="yaml"),
     Example(
         _HF % 8,
-        False,
-        note="12 heads over 8 GPUs: (b·a)/t = 1.5 at micro-batch 1",
+        True,
+        note="12 heads over 8 GPUs: SL005's error, not restated here",
     ),
     Example(
         _NEOX % (2, 16),
@@ -131,21 +131,16 @@ def _fix_micro_batch(config: ModelConfig, target: Target, heads: int) -> int | N
 
 
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
-    """Report (b·a)/t not an integer, or attention launching too few blocks for the SMs."""
+    """Report attention launching too few blocks for the SMs (silent where SL005 errs)."""
     a = config.int(Dim.HEADS)
     if a is None:
         return
-    b, t, gpu = target.micro_batch, max(1, target.tp), target.gpu
+    t, gpu = max(1, target.tp), target.gpu
     micro, tp = stated_micro_batch(config, target), stated_tp(config, target)
-    if t > 1 and (b * a) % t:
-        split = tp or stated(config, Dim.HEADS)
-        if split is not None:
-            yield RULE.finding(
-                config,
-                split,
-                f"(b·a)/t = ({b}·{a})/{t} = {b * a / t:g} is not an integer: the attention "
-                f"heads of a micro-batch do not split evenly over {t} GPUs ({gpu.name})",
-            )
+    if t > 1 and a % t:
+        # (b·a)/t is then not an integer for some b, and the config cannot run at all:
+        # SL005 reports the heads as an error; restating it here would be a second finding
+        # for one fact.
         return
     if target.mode == "decode":
         return

@@ -1,0 +1,355 @@
+"""Candidate extraction: which statements of a module hold configs, and what they are named.
+
+`Reader` walks a module's statements in order, keeping constants per scope (`evaluate.fold`),
+and turns each config-like class body, call, dict literal and the module namespace into a
+`Candidate` (see the package docstring for the kinds and names). LitGPT's name-variant loops
+are expanded by the LitGPT dialect (`shapelint.lint.dialects.litgpt.VariantLoops`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Mapping as AbcMapping
+from typing import TYPE_CHECKING
+
+from shapelint.lint.dialects.litgpt import VariantLoops
+from shapelint.lint.formats.python.evaluate import MAX_DEPTH, Folded, fold, string_value
+from shapelint.lint.formats.python.scope import (
+    bound_names,
+    join_scope,
+    nested_blocks,
+    suite_blocks,
+    target_names,
+)
+from shapelint.lint.formats.python.values import (
+    ValueReader,
+    is_collection,
+    is_config_like,
+    is_dict_expression,
+    quote_key,
+)
+from shapelint.lint.source import (
+    Candidate,
+    Entry,
+    Mapping,
+    Scalar,
+    merge_suppressions,
+    parse_suppression,
+)
+
+if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import CodeRange
+
+
+class Reader(ValueReader):
+    """Walks one parsed module and collects candidates, problems and suppressions."""
+
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        module: cst.Module,
+        positions: AbcMapping[cst.CSTNode, CodeRange],
+    ) -> None:
+        super().__init__(path, text, module, positions)
+        self.candidates: list[Candidate] = []
+        self.suppressions: dict[int, frozenset[str]] = {}
+        self.names: dict[str, int] = {}
+        self.counters: dict[str, int] = {}
+        self.loops = VariantLoops(self, module)
+
+    # ---- driver ----------------------------------------------------------------------------
+
+    def read(self) -> None:
+        self._collect_suppressions()
+        env: dict[str, Folded] = {}
+        module_entries: list[Entry] = []
+        self.scan_block(self.module.body, env, scope="", module_entries=module_entries)
+        self.candidates = self.loops.ordered(self.candidates)
+        if any(isinstance(e.value, Scalar) and e.value.known for e in module_entries):
+            root = Mapping(tuple(module_entries), self.index.span(self.path, 0, len(self.text)))
+            self.candidates.insert(0, Candidate(name="", root=root, kind="module"))
+
+    def _collect_suppressions(self) -> None:
+        import libcst as cst
+
+        for node, rng in self.positions.items():
+            if type(node) is not cst.Comment:
+                continue
+            codes = parse_suppression(node.value)
+            if codes is None:
+                continue
+            line = self.index.position(self.offset(rng.start.line, rng.start.column))[0]
+            self.suppressions[line] = merge_suppressions(self.suppressions.get(line), codes)
+
+    # ---- statements ------------------------------------------------------------------------
+
+    def scan_block(
+        self,
+        body: Iterable[cst.BaseStatement],
+        env: dict[str, Folded],
+        scope: str,
+        module_entries: list[Entry] | None = None,
+    ) -> None:
+        """Walk statements in order, binding constants in ``env`` and collecting configs."""
+        import libcst as cst
+
+        module = module_entries is not None
+        for stmt in body:
+            read: frozenset[str] = frozenset()
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self.small_statement(small, env, scope, module_entries)
+                    if module:
+                        self.loops.follow(small, self.loops.follow_small(small))
+                continue
+            if isinstance(stmt, cst.ClassDef):
+                env.pop(stmt.name.value, None)
+                self.class_def(stmt, env, join_scope(scope, stmt.name.value))
+            elif isinstance(stmt, cst.FunctionDef):
+                env.pop(stmt.name.value, None)
+                self.function_def(stmt, env, join_scope(scope, stmt.name.value))
+            else:
+                if module and isinstance(stmt, cst.For):
+                    read = self.loops.expand(stmt, env)
+                # if / for / while / with / try / match: whatever they bind is not a constant.
+                for name in bound_names(stmt):
+                    env.pop(name, None)
+                for block in nested_blocks(stmt):
+                    self.scan_block(block, dict(env), scope)
+            if module:
+                self.loops.follow(stmt, read)
+
+    def small_statement(
+        self,
+        small: cst.BaseSmallStatement,
+        env: dict[str, Folded],
+        scope: str,
+        module_entries: list[Entry] | None,
+    ) -> None:
+        import libcst as cst
+
+        if isinstance(small, cst.Assign):
+            names = [t.target for t in small.targets]
+            self.collect(small.value, env, scope, self.source(names[-1]))
+            folded = fold(small.value, env, 0)
+            for target in names:
+                self.bind(target, folded, env)
+                if module_entries is not None and isinstance(target, cst.Name):
+                    self.module_entry(target, small.value, env, module_entries)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is None:
+                return
+            self.collect(small.value, env, scope, self.source(small.target))
+            self.bind(small.target, fold(small.value, env, 0), env)
+            if module_entries is not None and isinstance(small.target, cst.Name):
+                self.module_entry(small.target, small.value, env, module_entries)
+        elif isinstance(small, cst.AugAssign):
+            self.collect(small.value, env, scope, None)
+            if isinstance(small.target, cst.Name):
+                env.pop(small.target.value, None)
+        elif isinstance(small, cst.Expr):
+            self.expression_statement(small.value, env, scope)
+        elif isinstance(small, cst.Return) and small.value is not None:
+            self.collect(small.value, env, scope, None)
+        elif isinstance(small, cst.Import | cst.ImportFrom):
+            for name in bound_names(small):
+                env.pop(name, None)
+
+    def bind(self, target: cst.BaseExpression, folded: Folded, env: dict[str, Folded]) -> None:
+        import libcst as cst
+
+        if isinstance(target, cst.Name):
+            if folded.known:
+                env[target.value] = folded
+            else:
+                env.pop(target.value, None)
+        else:
+            for name in target_names(target):
+                env.pop(name, None)
+
+    def module_entry(
+        self,
+        target: cst.Name,
+        value: cst.BaseExpression,
+        env: dict[str, Folded],
+        entries: list[Entry],
+    ) -> None:
+        name = target.value
+        if name.startswith("__") and name.endswith("__"):
+            return
+        node = self.node(value, env, 0)
+        if not isinstance(node, Mapping):
+            entries.append(Entry(name, self.span(target), node))
+
+    def expression_statement(
+        self, value: cst.BaseExpression, env: dict[str, Folded], scope: str
+    ) -> None:
+        """``configs.append(dict(…))`` / ``configs.extend([…])``; other calls are searched."""
+        import libcst as cst
+
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("append", "extend", "insert")
+        ):
+            owner = self.source(value.func.value)
+            method = value.func.attr.value
+            args = [a for a in value.args if a.keyword is None and not a.star]
+            if method == "insert":
+                args = args[1:]
+            for arg in args:
+                if not is_config_like(arg.value) and not isinstance(
+                    arg.value, cst.List | cst.Tuple
+                ):
+                    continue  # configs.append(copy): built by code, not written here
+                key = f"{owner}.{method}"
+                number = self.counters.get(key, 0)
+                self.counters[key] = number + 1
+                self.collect(arg.value, env, scope, f"{key}[{number}]")
+            return
+        self.collect(value, env, scope, None)
+
+    def class_def(self, cls: cst.ClassDef, outer: dict[str, Folded], scope: str) -> None:
+        """One candidate for a class body (plus ``__init__`` keyword defaults)."""
+        import libcst as cst
+
+        env = dict(outer)
+        entries: list[Entry] = []
+        init_entries: list[Entry] = []
+        methods: list[cst.FunctionDef] = []
+        statements = cls.body.body
+        for stmt in statements:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self.class_field(small, env, entries)
+            elif isinstance(stmt, cst.FunctionDef):
+                methods.append(stmt)
+                if stmt.name.value == "__init__":
+                    init_entries = self.init_defaults(stmt, env)
+            elif isinstance(stmt, cst.ClassDef):
+                self.class_def(stmt, env, join_scope(scope, stmt.name.value))
+        for method in methods:
+            self.function_def(method, outer, join_scope(scope, method.name.value))
+        all_entries = entries + init_entries
+        if all_entries:
+            kind = "init" if init_entries else "class"
+            root = Mapping(tuple(all_entries), self.span(cls))
+            self.add(Candidate(name=self.unique(scope), root=root, kind=kind))
+
+    def class_field(
+        self, small: cst.BaseSmallStatement, env: dict[str, Folded], entries: list[Entry]
+    ) -> None:
+        import libcst as cst
+
+        target: cst.BaseExpression | None = None
+        value: cst.BaseExpression | None = None
+        if isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        if target is None or value is None:
+            return
+        self.bind(target, fold(value, env, 0), env)
+        if isinstance(target, cst.Name) and not target.value.startswith("__"):
+            entries.append(Entry(target.value, self.span(target), self.node(value, env, 0)))
+
+    def init_defaults(self, init: cst.FunctionDef, env: dict[str, Folded]) -> list[Entry]:
+        entries: list[Entry] = []
+        params = init.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is None:
+                continue
+            node = self.node(param.default, env, 0)
+            entries.append(Entry(param.name.value, self.span(param.name), node))
+        return entries
+
+    def function_def(self, fn: cst.FunctionDef, outer: dict[str, Folded], scope: str) -> None:
+        import libcst as cst
+
+        env = dict(outer)
+        params = fn.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            env.pop(param.name.value, None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env.pop(star.name.value, None)
+        for block in suite_blocks(fn.body):
+            self.scan_block(block, env, scope)
+
+    # ---- candidates ------------------------------------------------------------------------
+
+    def collect(
+        self,
+        expr: cst.BaseExpression,
+        env: dict[str, Folded],
+        scope: str,
+        base: str | None,
+        depth: int = 0,
+    ) -> None:
+        """Find config-like calls and dicts in ``expr``; ``base`` names the place it sits."""
+        import libcst as cst
+
+        if depth > MAX_DEPTH:
+            return
+        if is_config_like(expr):
+            if isinstance(expr, cst.Dict) and is_collection(expr):
+                for element in expr.elements:
+                    if isinstance(element, cst.DictElement) and isinstance(
+                        element.key, cst.SimpleString | cst.ConcatenatedString
+                    ):
+                        key = string_value(element.key)
+                        label = f"{base or '{…}'}[{quote_key(key)}]"
+                        self.collect(element.value, env, scope, label, depth + 1)
+                return
+            node = self.node(expr, env, 0)
+            if isinstance(node, Mapping):
+                kind = "call" if isinstance(expr, cst.Call) else "dict"
+                label = base if base is not None else self.callee(expr)
+                entry_name = node.get("name")
+                if (
+                    isinstance(entry_name, Scalar)
+                    and entry_name.known
+                    and isinstance(entry_name.value, str)
+                    and entry_name.value
+                ):
+                    label = f"{label} {entry_name.value}"
+                if scope:
+                    label = f"{label} (in {scope})"
+                candidate = Candidate(name=self.unique(label), root=node, kind=kind)
+                self.add(candidate)
+                if not scope and is_dict_expression(expr):
+                    template_label = base if base is not None else self.callee(expr)
+                    self.loops.add_template(expr, candidate, template_label)
+            return
+        if isinstance(expr, cst.List | cst.Tuple | cst.Set):
+            for i, item in enumerate(expr.elements):
+                if isinstance(item, cst.Element):
+                    item_label = f"{base}[{i}]" if base is not None else None
+                    self.collect(item.value, env, scope, item_label, depth + 1)
+            return
+        if isinstance(expr, cst.Call):
+            for arg in expr.args:
+                self.collect(arg.value, env, scope, None, depth + 1)
+            if isinstance(expr.func, cst.Call):
+                self.collect(expr.func, env, scope, None, depth + 1)
+        elif isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    self.collect(element.value, env, scope, None, depth + 1)
+
+    def callee(self, expr: cst.BaseExpression) -> str:
+        import libcst as cst
+
+        if isinstance(expr, cst.Call):
+            return self.source(expr.func)
+        return "{…}"
+
+    def unique(self, name: str) -> str:
+        count = self.names.get(name, 0) + 1
+        self.names[name] = count
+        return name if count == 1 else f"{name} #{count}"
+
+    def add(self, candidate: Candidate) -> None:
+        self.candidates.append(candidate)

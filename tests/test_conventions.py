@@ -1,0 +1,156 @@
+"""What a user of ruff or yamllint expects (issue 14): refusals, rule lookup, one finding per fact."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from shapelint.cli import main
+from shapelint.rules import REGISTRY
+
+GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
+TWELVE_HEADS = '{"hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12, "vocab_size": 50304}\n'
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def gpt2(tmp_path: Path) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(GPT2, encoding="utf-8")
+    return path
+
+
+# --- refuse what cannot mean anything ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "suggested"),
+    [
+        ("--select", "SL9", None),
+        ("--ignore", "SL1O1", "SL101"),
+        ("--select", "SL10l", "SL101"),
+        ("--ignore", "SL1,SL777", None),
+    ],
+)
+def test_unknown_codes_on_the_command_line_are_usage_errors(
+    gpt2: Path, flag: str, value: str, suggested: str | None
+) -> None:
+    code, out, err = run(str(gpt2), flag, value)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("shapelint: error: ")
+    assert flag in err and "unknown rule code or prefix" in err
+    assert "did you mean" in err
+    if suggested is not None:
+        assert repr(suggested) in err
+
+
+def test_a_rule_name_in_select_names_its_code(gpt2: Path) -> None:
+    code, _, err = run(str(gpt2), "--select", "vocab-padding")
+    assert code == 2 and "SL101" in err
+
+
+@pytest.mark.parametrize("value", ["SL", "SL1", "sl10", "SL101", "ALL", "SL0,SL2"])
+def test_known_prefixes_are_accepted(gpt2: Path, value: str) -> None:
+    assert run(str(gpt2), "--select", value)[0] in (0, 1)
+    assert run(str(gpt2), "--ignore", value)[0] in (0, 1)
+
+
+def test_every_registered_code_is_a_valid_selector(gpt2: Path) -> None:
+    # Validation reads the registry: a newly registered family (SL3xx) needs no edit here.
+    for code in REGISTRY:
+        assert run(str(gpt2), "--select", code, "--exit-zero")[0] == 0, code
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        'select = ["SL9"]',
+        'ignore = ["SL1", "SL99"]',
+        '[per-file-ignores]\n"legacy/*.json" = ["SL101", "SL99"]',
+    ],
+)
+def test_unknown_codes_in_settings_are_usage_errors(tmp_path: Path, table: str) -> None:
+    (tmp_path / ".shapelint.toml").write_text(table + "\n", encoding="utf-8")
+    (tmp_path / "config.json").write_text(GPT2, encoding="utf-8")
+    code, _, err = run(str(tmp_path / "config.json"))
+    assert code == 2 and err.count("\n") == 1
+    assert ".shapelint.toml" in err and "unknown rule code or prefix" in err
+
+
+def test_rule_accepts_codes_and_names() -> None:
+    by_code = run("rule", "SL101")
+    assert by_code[0] == 0
+    assert run("rule", "vocab-padding") == by_code
+    assert run("rule", "sl101") == by_code
+    code, _, err = run("rule", "vocab-paddin")
+    assert code == 2 and "'SL101'" in err
+
+
+@pytest.mark.parametrize("code", sorted(REGISTRY))
+def test_rule_prints_its_source_once(code: str) -> None:
+    status, out, _ = run("rule", code)
+    assert status == 0
+    assert sum(line.startswith("Source:") for line in out.splitlines()) == 1
+
+
+# --- one finding per fact; explain refuses a config that cannot run ---------------------
+
+
+def test_sl203_is_silent_where_sl005_reports_the_heads(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(TWELVE_HEADS, encoding="utf-8")
+    code, out, _ = run(str(path), "--tp", "8", "--min-slowdown", "0")
+    assert code == 1
+    assert "SL005" in out and "SL203" not in out
+
+
+def test_explain_prints_sl0xx_errors_first_and_exits_1(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(TWELVE_HEADS, encoding="utf-8")
+    code, out, err = run("explain", str(path), "--tp", "8")
+    assert code == 1 and out == ""
+    assert err.splitlines()[0].startswith(f"{path}:1:")
+    assert "SL005" in err.splitlines()[0] and "--force" in err
+    code, out, err = run("explain", str(path), "--tp", "8", "--force")
+    assert code == 0 and "SL005" in err and "tp 8" in out
+    assert run("explain", str(path), "--tp", "4")[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "wording"),
+    [
+        ("NaN", "got NaN (not a number)"),
+        ("4096.5", "got 4096.5 (not a whole number)"),
+        ("Infinity", "got inf (infinite)"),
+    ],
+)
+def test_invalid_dim_wording(tmp_path: Path, value: str, wording: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(
+        f'{{"hidden_size": {value}, "num_attention_heads": 32, "num_hidden_layers": 32}}\n',
+        encoding="utf-8",
+    )
+    code, out, _ = run(str(path))
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if "SL002" in ln)
+    assert wording in line and "fraction" not in line
+
+
+def test_tensor_parallel_wording(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(
+        '{"hidden_size": 4100, "num_attention_heads": 41, "num_hidden_layers": 2}\n',
+        encoding="utf-8",
+    )
+    _, out, _ = run(str(path), "--tp", "8")
+    assert (
+        "hidden size (hidden_size = 4100) must be divisible by the tensor-parallel size (8)" in out
+    )
+    assert "total number of" not in out
