@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__, _interrupt
 from shapelint.lint.formats.budget import Budget
-from shapelint.lint.model import DTYPES, SEVERITY_RANK, normalize_dtype
+from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
 from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
 
 _interrupt.restore()  # from here on, main() catches KeyboardInterrupt itself
 
 if TYPE_CHECKING:
+    from shapelint.lint.baseline import Baseline
     from shapelint.lint.dialects.common import KeyAliases
     from shapelint.lint.model import ModelConfig
     from shapelint.lint.report import ReportContext, Reporter
@@ -78,7 +79,9 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
         "--mode", choices=("train", "prefill", "decode"), help="what a step is (default train)"
     )
     p.add_argument(
-        "--attention", choices=("flash", "unfused"), help="attention kernel (default flash)"
+        "--attention",
+        choices=ATTENTION_KERNELS,
+        help="attention kernel (default flash: FA3 on Hopper, FA2 elsewhere)",
     )
 
 
@@ -95,7 +98,11 @@ def add_output_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--report-unused-ignores",
         action="store_true",
-        help="report `# shapelint: ignore` comments that suppress nothing (SL008)",
+        help="report `# shapelint: ignore` comments and baseline entries that hide nothing (SL008)",
+    )
+    p.add_argument("--baseline", metavar="FILE", help="hide the findings recorded in FILE")
+    p.add_argument(
+        "--write-baseline", metavar="FILE", help="record today's findings in FILE; exit 0"
     )
 
 
@@ -230,7 +237,24 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
         min_slowdown=1.0 if min_slowdown is None else min_slowdown,
         report_unused_ignores=args.report_unused_ignores,
         budget=Budget(**settings.budget),
+        baseline=_baseline(args, settings),
+        severity=settings.severity,
     )
+
+
+def _baseline(args: argparse.Namespace, settings: Settings) -> Baseline | None:
+    """The baseline that hides findings under ``settings`` (``--baseline`` wins); none while
+    ``--write-baseline`` records every finding."""
+    from shapelint.lint.baseline import BaselineError, load_cached
+
+    path = args.baseline or settings.baseline
+    if path is None or args.write_baseline:
+        return None
+    try:
+        return load_cached(path)
+    except BaselineError as exc:
+        where = f"{settings.path}: " if settings.path and not args.baseline else ""
+        raise UsageError(f"{where}{exc}") from None
 
 
 class FileOptions:
@@ -325,6 +349,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {args.format!r} (choose from auto, {', '.join(FORMATS)})")
     _check_code_flags(args)
+    if args.write_baseline and args.diff:
+        raise UsageError("--write-baseline records findings; it cannot be combined with --diff")
     file_options = FileOptions(args)
     result = lint_check(args, file_options)
     fixed = 0
@@ -332,6 +358,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return run_diff(args, result, file_options, out, err)
     if args.fix or args.unsafe_fixes:
         result, fixed = run_fix(args, result, file_options, out if fmt == "text" else err, err)
+    if args.write_baseline:
+        return write_baseline(result, args.write_baseline, err)
     ctx = ReportContext(
         color=_color(out) and fmt == "text" and not args.output_file,
         verbose=args.verbose,
@@ -362,6 +390,18 @@ def _check_code_flags(args: argparse.Namespace) -> None:
         check_selectors(_codes(args.ignore), "--ignore")
     except UnknownCodeError as exc:
         raise UsageError(str(exc)) from None
+
+
+def write_baseline(result: LintResult, path: str, err: TextIO) -> int:
+    """``--write-baseline FILE``: record the findings; 0, or 2 when it cannot be written."""
+    from shapelint.lint.baseline import write
+
+    try:
+        n = write(result.findings, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write baseline file {path}: {exc.strerror}") from None
+    err.write(f"shapelint: recorded {n} {'finding' if n == 1 else 'findings'} in {path}\n")
+    return 2 if result.errors else 0
 
 
 def run_fix(

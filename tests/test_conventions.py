@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
+import re
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from shapelint.cli import main
 from shapelint.rules import REGISTRY
@@ -154,3 +157,93 @@ def test_tensor_parallel_wording(tmp_path: Path) -> None:
         "hidden size (hidden_size = 4100) must be divisible by the tensor-parallel size (8)" in out
     )
     assert "total number of" not in out
+
+
+# --- say what was assumed -----------------------------------------------------------------
+
+
+def readme_contract() -> tuple[set[str], set[str], set[str]]:
+    """The field names the README's JSON contract block lists for findings, configs, targets."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("### JSON output", 1)[1].split("```", 2)[1]
+    findings, configs = block.split('"configs":', 1)
+    configs, target = configs.split('"target":', 1)
+    findings = findings.split('"findings":', 1)[1].split('"estimates"', 1)[0]
+
+    def names(text: str) -> set[str]:
+        return set(re.findall(r'"([a-z_]+)"', text))
+
+    return (
+        names(findings) | {"estimates", "fix"},
+        names(configs.split('"dims"')[0])
+        | {
+            "dims",
+            "target",
+        },
+        names(target.split('"origins"')[0]) - {"flag", "config", "settings", "default"}
+        | {
+            "origins",
+            "defaults",
+        },
+    )
+
+
+def test_json_output_matches_the_readme_contract(gpt2: Path) -> None:
+    finding_keys, config_keys, target_keys = readme_contract()
+    code, out, _ = run(str(gpt2), "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    (f,) = data["findings"]
+    (c,) = data["configs"]
+    assert set(f) == finding_keys
+    assert set(c) == config_keys
+    assert set(c["target"]) == target_keys
+    assert f["message"].endswith(
+        f"[+{f['estimates'][0]['slowdown_pct']:.1f}% step time on H100-SXM]"
+    )
+
+
+def test_text_report_states_the_target_once_marking_defaults(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(GPT2, encoding="utf-8")
+    _, out, _ = run(str(tmp_path))
+    lines = [ln for ln in out.splitlines() if ln.startswith("Estimated for")]
+    # GPT-2's n_positions is absent here: the sequence is the default too.
+    assert lines == [
+        "Estimated for: H100-SXM, bf16*, train*, micro-batch 1*, seq 4096*, tp 1* "
+        "(* = built-in default; choose with flags or [tool.shapelint])"
+    ]
+    _, out, _ = run(str(tmp_path), "--micro-batch", "12", "--dtype", "fp16")
+    assert "Estimated for: H100-SXM, fp16, train*, micro-batch 12, seq 4096*, tp 1*" in out
+    (tmp_path / ".shapelint.toml").write_text("seq-len = 2048\n", encoding="utf-8")
+    _, out, _ = run(str(tmp_path))
+    assert "micro-batch 1*, seq 2048, tp 1*" in out
+    assert "Estimated for" not in run(str(tmp_path), "-q")[1]
+
+
+def test_json_and_sarif_carry_the_target_per_config(gpt2: Path) -> None:
+    _, out, _ = run(str(gpt2), "--format", "json", "--tp", "2", "--gpu", "a100")
+    (c,) = json.loads(out)["configs"]
+    assert c["target"]["tp"] == 2 and c["target"]["origins"]["tp"] == "flag"
+    assert c["target"]["gpu"] == ["A100-SXM-80GB"]
+    assert c["target"]["defaults"] == ["dtype", "mode", "micro_batch", "seq_len", "attention"]
+    _, out, _ = run(str(gpt2), "--format", "sarif", "--micro-batch", "2")
+    (result,) = json.loads(out)["runs"][0]["results"]
+    assert result["properties"]["target"]["micro_batch"] == 2
+    assert "% step time on H100-SXM]" in result["message"]["text"]
+
+
+def test_step_summary_marks_unsafe_fixes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "gpt2.json").write_text(GPT2, encoding="utf-8")
+    # A pretrained checkpoint's config: its fix is unsafe.
+    pretrained = GPT2.replace("{\n", '{\n  "architectures": ["GPT2LMHeadModel"],\n', 1)
+    (tmp_path / "hub.json").write_text(pretrained, encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert run(str(tmp_path), "--format", "github")[0] == 1
+    rows = [ln for ln in summary.read_text(encoding="utf-8").splitlines() if "SL101" in ln]
+    assert len(rows) == 2
+    assert sum("**unsafe**, `--unsafe-fixes`" in r for r in rows) == 1
+    assert sum("(safe, `--fix`)" in r for r in rows) == 1
+    assert "Estimated for: H100-SXM, bf16\\*" in summary.read_text(encoding="utf-8")

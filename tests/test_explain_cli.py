@@ -74,6 +74,7 @@ def test_json_is_one_object_with_the_documented_fields(gpt2: Path) -> None:
         assert g["bound"] in ("compute", "memory")
         assert g["intensity"] == pytest.approx(g["flops"] / g["bytes"])
     total = sum(g["time_s"] * g["count"] for g in data["gemms"])
+    total += sum(o["exposed_s"] * o["count"] for o in data["ops"])
     assert total == pytest.approx(data["step_time_s"])
 
 

@@ -472,7 +472,7 @@ def test_internal_error_is_not_all_checks_passed(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(runner, "lint_document", boom)
+    monkeypatch.setattr(runner, "parse", boom)
     code, out, err = run(".", cwd=tmp_path)
     assert code == 2
     assert "All checks passed" not in out

@@ -131,6 +131,9 @@ class ModelConfig:
     # True when SEQ_LEN is the model's maximum context (HF max_position_embeddings) rather
     # than the sequence length a training run uses.
     seq_is_max_context: bool = False
+    # How positions enter the model: "rope", "alibi", "learned", or None when the config does
+    # not say (the performance model then assumes rotary, the common case today).
+    position_embedding: str | None = None
 
     def get(self, dim: Dim) -> Value | None:
         """The value of ``dim`` or None."""
@@ -164,7 +167,10 @@ class ModelConfig:
 _NOWHERE = Span("", 1, 1, 1, 1, 0, 0)
 
 Mode = Literal["train", "prefill", "decode"]
-Attention = Literal["flash", "unfused"]
+# "flash" is the GPU's default fused kernel (FlashAttention-3 on Hopper, FlashAttention-2
+# elsewhere); the others name one kernel (shapelint.perf.attention).
+Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "unfused"]
+ATTENTION_KERNELS: tuple[str, ...] = ("flash", "flash2", "flash3", "cudnn", "sdpa", "unfused")
 Severity = Literal["error", "warning", "info"]
 Applicability = Literal["safe", "unsafe"]
 
@@ -182,6 +188,14 @@ class Target:
     tp: int = 1
     mode: Mode = "train"
     attention: Attention = "flash"
+    # How a training step is run (shapelint.perf.ops): the kernel fusions ("default" is what a
+    # Megatron-LM run does; "none" is PyTorch eager; or a comma list), data-parallel GPUs (for
+    # the gradient reduction), optimizer state sharded over them (ZeRO/FSDP), and full
+    # activation recomputation (one extra forward per layer).
+    fused: str = "default"
+    data_parallel: int = 1
+    sharded: bool = False
+    recompute: bool = False
 
 
 @dataclass(frozen=True)

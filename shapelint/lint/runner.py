@@ -15,7 +15,7 @@ import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
@@ -32,9 +32,13 @@ from shapelint.lint.model import (
     Target,
     normalize_dtype,
 )
-from shapelint.lint.source import Document, LineIndex, Problem
+from shapelint.lint.source import Document, LineIndex, Problem, file_disables, suppression_reason
 from shapelint.perf.gpus import GPU
 from shapelint.rules import REGISTRY, config_rules
+
+if TYPE_CHECKING:
+    from shapelint.lint.assumed import AssumedTarget
+    from shapelint.lint.baseline import Baseline
 
 T = TypeVar("T")
 
@@ -69,6 +73,10 @@ class LintOptions:
     min_slowdown: float = 1.0
     exclude: tuple[str, ...] = ()
     report_unused_ignores: bool = False
+    # Findings recorded here are hidden (lint.baseline); None: no baseline.
+    baseline: Baseline | None = None
+    # Settings' [severity]: code or prefix → "error" | "warning" | "info" | "off".
+    severity: Mapping[str, str] = field(default_factory=dict)
     budget: Budget = DEFAULT_BUDGET
 
 
@@ -88,8 +96,20 @@ class FileResult:
     doc: Document
     configs: list[ModelConfig]
     findings: list[Finding]
+    # Each config's target and which fields were defaults, by config name (lint.assumed).
+    targets: dict[str, AssumedTarget] = field(default_factory=dict)
+    # Findings hidden by a ``# shapelint: ignore`` / ``disable-file`` comment, with reasons.
+    suppressed: list[Suppressed] = field(default_factory=list)
     # False when the file could not be read (its one finding says why).
     read: bool = True
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    """A finding an in-file comment hid, and the reason written after ``--`` (or "")."""
+
+    finding: Finding
+    reason: str
 
 
 @dataclass
@@ -169,9 +189,26 @@ def matches(code: str, prefixes: Iterable[str]) -> bool:
     return any(p == "ALL" or code.startswith(p.upper()) for p in prefixes)
 
 
+def severity_override(code: str, options: LintOptions) -> str | None:
+    """The settings' severity for ``code``: the longest matching code or prefix wins."""
+    best = max((p for p in options.severity if matches(code, (p,))), key=len, default=None)
+    return options.severity[best] if best is not None else None
+
+
+def with_severity(finding: Finding, options: LintOptions) -> Finding:
+    """``finding`` at the severity the settings give its rule (unchanged when none)."""
+    level = severity_override(finding.code, options)
+    if level in ("error", "warning", "info") and level != finding.severity:
+        return replace(finding, severity=level)  # type: ignore[arg-type]
+    return finding
+
+
 def selected(code: str, options: LintOptions, path: str) -> bool:
-    """Whether ``code`` is reported for ``path`` under select / ignore / per-file-ignores."""
+    """Whether ``code`` is reported for ``path`` under select / ignore / per-file-ignores
+    (and not turned ``off`` in the settings' severity table)."""
     if options.select and not matches(code, options.select):
+        return False
+    if options.severity and severity_override(code, options) == "off":
         return False
     if matches(code, options.ignore):
         return False
@@ -202,9 +239,18 @@ def _problem_findings(doc: Document) -> list[Finding]:
     return out
 
 
-def _suppressed(finding: Finding, doc: Document) -> bool:
+def _suppression(finding: Finding, doc: Document) -> Suppressed | None:
+    """How an in-file comment hides ``finding`` (its line's ignore, or the file's
+    ``disable-file``, which never hides a parse error); None when nothing does."""
     codes = doc.suppressions.get(finding.span.line)
-    return codes is not None and (not codes or finding.code in codes)
+    if codes is not None and (not codes or finding.code in codes):
+        return Suppressed(finding, suppression_reason(doc.text, finding.span.line))
+    disabled = file_disables(doc.text) if "disable-file" in doc.text else None
+    if disabled is not None and finding.code != "SL000":
+        file_codes, _, reason = disabled
+        if not file_codes or matches(finding.code, file_codes):
+            return Suppressed(finding, reason)
+    return None
 
 
 def _fixed_int(fix_dims: Mapping[Dim, object], dim: Dim, default: int) -> int:
@@ -260,7 +306,7 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
         if not selected(module.RULE.code, options, config.path):
             continue
         for finding in module.check(config, primary):
-            finding = _with_estimates(finding, config, targets, options)
+            finding = with_severity(_with_estimates(finding, config, targets, options), options)
             if (
                 finding.severity != "error"
                 and finding.estimates
@@ -273,7 +319,19 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
 
 def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig], list[Finding]]:
     """Configs and findings of one parsed document."""
-    findings = [f for f in _problem_findings(doc) if selected(f.code, options, doc.path)]
+    configs, kept, _ = lint_document_suppressed(doc, options)
+    return configs, kept
+
+
+def lint_document_suppressed(
+    doc: Document, options: LintOptions
+) -> tuple[list[ModelConfig], list[Finding], list[Suppressed]]:
+    """Configs, findings, and the findings in-file comments suppressed, of one document."""
+    findings = [
+        with_severity(f, options)
+        for f in _problem_findings(doc)
+        if selected(f.code, options, doc.path)
+    ]
     configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
     seen: set[tuple[str, int, str]] = set()
     for config in configs:
@@ -283,12 +341,20 @@ def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig
             if key not in seen:
                 seen.add(key)
                 findings.append(f)
-    kept = [f for f in findings if not _suppressed(f, doc)]
+    kept: list[Finding] = []
+    suppressed: list[Suppressed] = []
+    for f in findings:
+        hidden = _suppression(f, doc)
+        if hidden is None:
+            kept.append(f)
+        else:
+            suppressed.append(hidden)
     if options.report_unused_ignores and doc.suppressions and selected("SL008", options, doc.path):
         from shapelint.rules.sl008_unused_ignore import unused_ignores
 
-        kept.extend(unused_ignores(doc, findings, lambda code: selected(code, options, doc.path)))
-    return configs, kept
+        unused = unused_ignores(doc, findings, lambda code: selected(code, options, doc.path))
+        kept.extend(with_severity(f, options) for f in unused)
+    return configs, kept, suppressed
 
 
 class Unreadable(OSError):
@@ -386,14 +452,22 @@ def skip_reason(result: FileResult) -> str | None:
 
 def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
     """Read, parse and lint one file; a file that cannot be read is an SL000 finding on it."""
+    read = True
     try:
         data = read_source(source.path, options.budget)
     except OSError as exc:
         doc = _unread_document(source, _read_failure(source.path, exc))
-        return FileResult(source, doc, [], lint_document(doc, options)[1], read=False)
-    doc = parse(source.path, data, source.kind, options.budget)
-    configs, findings = lint_document(doc, options)
-    return FileResult(source, doc, configs, findings)
+        read = False
+    else:
+        doc = parse(source.path, data, source.kind, options.budget)
+    configs, findings, suppressed = lint_document_suppressed(doc, options)
+    if options.baseline is not None:
+        stale = options.report_unused_ignores and selected("SL008", options, source.path)
+        findings = options.baseline.apply(source.path, findings, stale)
+    from shapelint.lint.assumed import assumed_target
+
+    targets = {c.name: assumed_target(c, options) for c in configs}
+    return FileResult(source, doc, configs, findings, targets, suppressed, read)
 
 
 OptionsFor = Callable[[str], "LintOptions | None"]

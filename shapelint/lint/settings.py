@@ -60,6 +60,10 @@ class Settings:
     min_slowdown: float | None = None
     fail_on: str | None = None
     keys: KeyAliases = field(default_factory=dict)
+    baseline: str | None = None
+    severity: Mapping[str, str] = field(default_factory=dict)
+    # The settings files this one extends, nearest first (``extend = "…"``).
+    extends: tuple[str, ...] = ()
     # Per-file work limits (`shapelint.lint.formats.budget`), by setting name; unset: default.
     budget: Mapping[str, int] = field(default_factory=dict)
 
@@ -111,6 +115,8 @@ def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, An
         close = difflib.get_close_matches(key, list(props), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return f"unknown key {key!r} (known keys: {', '.join(props)}){hint}"
+    if "propertyNames" in error.schema_path and path[:1] == ["severity"]:
+        return f"severity: {json.dumps(error.instance)} is not a rule code or prefix such as SL102"
     if "propertyNames" in error.schema_path:
         names = props["keys"]["propertyNames"]["enum"]
         return f"keys: unknown dim {error.instance!r} (expected one of {', '.join(names)})"
@@ -146,6 +152,7 @@ def _check_codes(data: Mapping[str, Any], where: str) -> None:
     lists: list[tuple[str, Iterable[str]]] = [
         (key, data[key]) for key in ("select", "ignore") if key in data
     ]
+    lists += [("severity", list(data.get("severity", {})))]
     lists += [
         (f"per-file-ignores.{json.dumps(glob)}", codes)
         for glob, codes in data.get("per-file-ignores", {}).items()
@@ -157,12 +164,59 @@ def _check_codes(data: Mapping[str, Any], where: str) -> None:
         raise SettingsError(str(exc)) from None
 
 
+# Tables an extending file merges key by key with the extended one's; other keys replace.
+_MERGED_TABLES = ("severity", "per-file-ignores", "keys", "rules")
+# Keys holding a path, resolved against the file that states them.
+_PATH_KEYS = ("gpu-file", "baseline")
+
+
+def _extended(
+    data: Mapping[str, Any], path: str, chain: tuple[str, ...]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``data`` merged over the settings its ``extend`` names (recursively), with the chain of
+    files extended; a cycle, a missing file or an invalid one is a `SettingsError`."""
+    root = os.path.dirname(os.path.abspath(path))
+    target = os.path.abspath(os.path.join(root, data["extend"]))
+    shown = _display(path)
+    if target in chain:
+        cycle = " -> ".join(_display(p) for p in (*chain, target))
+        raise SettingsError(
+            f"{shown}: extend: settings files extend each other in a cycle: {cycle}"
+        )
+    if not os.path.isfile(target):
+        raise SettingsError(f"{shown}: extend: no such settings file {_display(target)}")
+    base = _section(target, _read_toml(target))
+    if not isinstance(base, dict):
+        raise SettingsError(f"{shown}: extend: {_display(target)} has no [tool.shapelint] table")
+    where = f"{_display(target)} (extended by {shown})"
+    validate(base, where)
+    _check_codes(base, where)
+    base_root = os.path.dirname(target)
+    base = {k: os.path.join(base_root, v) if k in _PATH_KEYS else v for k, v in base.items()}
+    chain = (*chain, target)
+    extends: tuple[str, ...] = (target,)
+    if "extend" in base:
+        base, more = _extended(base, target, chain)
+        extends += more
+    merged = dict(base)
+    for key, value in data.items():
+        if key in _MERGED_TABLES and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    merged.pop("extend", None)
+    return merged, extends
+
+
 def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     """Validated settings from the table read from ``path``."""
     shown = _display(path)
     where = f"{shown} [tool.shapelint]" if os.path.basename(path) == "pyproject.toml" else shown
     validate(data, where)
     _check_codes(data, where)
+    extends: tuple[str, ...] = ()
+    if "extend" in data:
+        data, extends = _extended(data, path, (os.path.abspath(path),))
     root = os.path.dirname(os.path.abspath(path))
     gpu_file = data.get("gpu-file")
     dtype = data.get("dtype")
@@ -183,6 +237,9 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         min_slowdown=float(data["min-slowdown"]) if "min-slowdown" in data else None,
         fail_on=data.get("fail-on"),
         keys={Dim(k): tuple(v) for k, v in data.get("keys", {}).items()},
+        baseline=os.path.join(root, data["baseline"]) if "baseline" in data else None,
+        severity={k.strip().upper(): v for k, v in data.get("severity", {}).items()},
+        extends=extends,
         budget={k.replace("-", "_"): data[k] for k in BUDGET_KEYS if k in data},
     )
 

@@ -193,8 +193,44 @@ def encode(text: str, encoding: str, bom: bool) -> bytes:
     return b"\xef\xbb\xbf" + data if bom else data
 
 
-# ``# shapelint: ignore`` or ``# shapelint: ignore[SL101, SL102]`` in a comment.
+# ``# shapelint: ignore`` or ``# shapelint: ignore[SL101, SL102]`` in a comment, optionally
+# followed by a reason: ``# shapelint: ignore[SL102] -- checkpoint fixed``.
 SUPPRESSION = re.compile(r"#\s*shapelint:\s*ignore\b(?:\[([^\]]*)\])?")
+_REASON = re.compile(r"\s*--\s*([^#\n]*?)\s*(?=#|$)", re.M)
+# ``# shapelint: disable-file`` (or ``disable-file[SL101]``) on a line of its own.
+DISABLE_FILE = re.compile(r"^[ \t]*#\s*shapelint:\s*disable-file\b(?:\[([^\]]*)\])?", re.M)
+
+
+def _listed(codes: str | None) -> frozenset[str]:
+    if codes is None:
+        return frozenset()
+    return frozenset(c.strip().upper() for c in codes.split(",") if c.strip())
+
+
+def suppression_reason(text: str, line: int) -> str:
+    """The reason written after ``--`` in the ``# shapelint: ignore`` comment on ``line``
+    (1-based) of ``text``; empty when there is none."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return ""
+    row = lines[line - 1]
+    reasons = []
+    for m in SUPPRESSION.finditer(row):
+        found = _REASON.match(row, m.end())
+        if found and found.group(1):
+            reasons.append(found.group(1))
+    return "; ".join(reasons)
+
+
+def file_disables(text: str) -> tuple[frozenset[str], int, str] | None:
+    """A ``# shapelint: disable-file[...]`` comment on a line of its own: the codes it names
+    (empty: every rule), its 1-based line and its reason; None when the file has none."""
+    m = DISABLE_FILE.search(text)
+    if m is None:
+        return None
+    line = text.count("\n", 0, m.start()) + 1
+    found = _REASON.match(text, m.end())
+    return _listed(m.group(1)), line, found.group(1) if found else ""
 
 
 def parse_suppression(comment: str) -> frozenset[str] | None:

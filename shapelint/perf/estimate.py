@@ -6,16 +6,111 @@ every rule's number comes from the same model and the same counterfactual (DESIG
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from shapelint.lint.model import Dim, Estimate, Fix, ModelConfig, Target
 from shapelint.perf.gemm import CALIBRATION, GemmTime, gemm_time
 from shapelint.perf.gpus import ELEMENT_BYTES, GPU
+from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops
 from shapelint.perf.workload import Gemm, step_gemms
 
 # Flash attention on a causal decoder skips the blocks above the diagonal: half the s² work
 # (Megatron-LM counts causal attention as half, FACTS.md "The GEMMs of one transformer layer").
 CAUSAL_FRACTION = 0.5
+
+
+# Throughput of each fused attention kernel relative to the GEMM model's rate for the same
+# QKᵀ and P·V products (the GEMM model runs at the GPU's measured best-case matmul fraction),
+# forward and backward, by GPU family. From the papers' headline figures:
+# - FlashAttention-2 (Dao 2023, arXiv 2307.08691): on A100 up to 73% of peak forward and 63%
+#   backward; over the A100's 86.9% matmul fraction: 0.84 and 0.72. On H100 the paper's
+#   fwd+bwd reaches ~335 TFLOP/s, 34% of 989 (FA2 does not use Hopper's wgmma/TMA): 0.42.
+# - FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608): forward up to 740 TFLOP/s (75%),
+#   backward 1.5-1.75x FA2's (~0.55 of peak): over H100's 80.3% matmul fraction, 0.93, 0.69.
+# - cuDNN fused attention on Hopper: compared in the FA3 paper at close to FA3; FA3's figures
+#   are used. SDPA's flash backend is FA2's kernel; FA2's figures are used.
+# Families without a measurement inherit Ampere's FA2 figures (Volta and CDNA run other
+# kernels; their figures are not published in these papers).
+ATTENTION_EFFICIENCY: Mapping[tuple[str, str], tuple[float, float]] = MappingProxyType(
+    {
+        ("flash2", "ampere"): (0.84, 0.72),
+        ("flash2", "hopper"): (0.42, 0.42),
+        ("flash3", "hopper"): (0.93, 0.69),
+        ("cudnn", "hopper"): (0.93, 0.69),
+        ("sdpa", "hopper"): (0.42, 0.42),
+        ("flash2", "*"): (0.84, 0.72),
+    }
+)
+
+
+def attention_efficiency(kernel: str, arch: str, pass_: str) -> float:
+    """The fused attention kernel's throughput relative to the GEMM model (see
+    `ATTENTION_EFFICIENCY`): forward for ``fwd``/``recompute``, backward for ``dgrad``."""
+    base = "flash2" if kernel in ("sdpa", "cudnn", "flash3") and arch != "hopper" else kernel
+    fwd, bwd = ATTENTION_EFFICIENCY.get(
+        (base, arch), ATTENTION_EFFICIENCY.get((base, "*"), ATTENTION_EFFICIENCY[("flash2", "*")])
+    )
+    return bwd if pass_ == "dgrad" else fwd
+
+
+@dataclass(frozen=True)
+class StepCalibration:
+    """Whole-step constants, fitted on the fit rows of published training throughput
+    (tests/perf/data/llm_foundry_mpt.csv; benchmarks/calibration_report.py --step refits and
+    prints them).
+
+    ``sustained`` is the fraction of the GEMM model's (best-case, isolated-kernel) compute
+    rate that GEMMs and attention sustain inside a whole training step, by GPU family: what
+    clocks under sustained power, kernel gaps and communication running beside compute cost.
+    Families without published whole-step rows inherit: Volta, Ada, CDNA from Ampere,
+    Blackwell from Hopper.
+
+    ``recompute_cost`` is what activation checkpointing costs relative to running every
+    layer's forward again (1.0 = a full extra forward): the published rows with checkpointing
+    are faster than a full recompute would make them (selective and overlapped recompute).
+    """
+
+    sustained: Mapping[str, float]
+    inherit: Mapping[str, str]
+    recompute_cost: float = 1.0
+
+    def sustained_for(self, arch: str) -> float:
+        """The sustained fraction for a GPU family (inherited where not fitted)."""
+        if arch in self.sustained:
+            return self.sustained[arch]
+        return self.sustained.get(self.inherit.get(arch, "ampere"), 1.0)
+
+
+STEP_CALIBRATION = StepCalibration(
+    sustained=MappingProxyType({"ampere": 0.774, "hopper": 0.702}),
+    inherit=MappingProxyType(
+        {
+            "volta": "ampere",
+            "ada": "ampere",
+            "cdna2": "ampere",
+            "cdna3": "ampere",
+            "blackwell": "hopper",
+            "unknown": "ampere",
+        }
+    ),
+    recompute_cost=0.511,
+)
+
+
+@dataclass(frozen=True)
+class MemOpEstimate:
+    """One memory-bound op of a step with the model's time for one call."""
+
+    op: MemOp
+    time: MemOpTime
+
+    @property
+    def total_s(self) -> float:
+        """Exposed time of all ``count`` calls in one step."""
+        return self.time.exposed_s * self.op.count
 
 
 @dataclass(frozen=True)
@@ -33,10 +128,11 @@ class GemmEstimate:
 
 @dataclass(frozen=True)
 class StepEstimate:
-    """The model's estimate of one step (per GPU): the sum of its GEMMs.
+    """The model's estimate of one step (per GPU): its GEMMs and its memory-bound ops.
 
-    ``flops`` counts useful work (real head dims, causal attention at half), so ``mfu`` is
-    model FLOPs over (time × dense peak of the target dtype).
+    ``flops`` counts useful work (real head dims, causal attention at half; recomputation not
+    counted), so ``mfu`` is model FLOPs over (time × dense peak of the target dtype).
+    ``gemm_s`` and ``memops_s`` split ``total_s``.
     """
 
     gpu: str
@@ -46,6 +142,9 @@ class StepEstimate:
     flops: float
     mfu: float
     gemms: tuple[GemmEstimate, ...]
+    ops: tuple[MemOpEstimate, ...] = ()
+    gemm_s: float = 0.0
+    memops_s: float = 0.0
 
 
 def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
@@ -62,9 +161,9 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
         grad_v = gemm_time(s, dp, s, gpu=gpu, dtype=dt, batch=batch, a_contig="m", b_contig="n")
         parts = [qk, qk, grad_v, pv, grad_v]
         tensors = 8  # read Q, K, V, O, dO; write dQ, dK, dV
-    c = CAUSAL_FRACTION
+    c = CAUSAL_FRACTION / attention_efficiency(g.kernel or "flash2", gpu.arch, g.pass_)
     head_dim = g.head_dim or dp
-    flops = 2.0 * s * s * head_dim * batch * len(parts) * c
+    flops = 2.0 * s * s * head_dim * batch * len(parts) * CAUSAL_FRACTION
     nbytes = float(tensors * batch * s * head_dim * ELEMENT_BYTES[dt])
     compute = c * sum(p.compute_s for p in parts)
     memory = nbytes / (gpu.mem_bw_gbs * 1e9 * CALIBRATION.memory_efficiency)
@@ -117,12 +216,50 @@ def op_time(g: Gemm, gpu: GPU) -> GemmTime:
     )
 
 
-def step_time(config: ModelConfig, target: Target) -> StepEstimate:
-    """Estimate one step of ``config`` on ``target`` (zero time when the workload is empty)."""
+def sustained(t: GemmTime, fraction: float) -> GemmTime:
+    """``t`` with its compute time at ``fraction`` of the isolated-kernel rate (every part of
+    the compute time scaled alike, so the shares lost to tiles, waves and alignment stay)."""
+    if fraction == 1.0:
+        return t
+    k = 1.0 / fraction
+    compute = t.compute_s * k
+    time_s = t.launch_s + max(compute, t.memory_s)
+    return dataclasses.replace(
+        t,
+        time_s=time_s,
+        compute_s=compute,
+        ideal_s=t.ideal_s * k,
+        lost_tiles_s=t.lost_tiles_s * k,
+        lost_waves_s=t.lost_waves_s * k,
+        lost_alignment_s=t.lost_alignment_s * k,
+        bound="compute" if compute >= t.memory_s else "memory",
+        tflops=t.flops / time_s / 1e12,
+    )
+
+
+def step_time(
+    config: ModelConfig, target: Target, calibration: StepCalibration = STEP_CALIBRATION
+) -> StepEstimate:
+    """Estimate one step of ``config`` on ``target``: its GEMMs at the sustained compute rate
+    plus its memory-bound ops (zero time when the workload is empty)."""
     gpu = target.gpu
-    estimates = tuple(GemmEstimate(g, op_time(g, gpu)) for g in step_gemms(config, target))
-    total = sum(e.total_s for e in estimates)
-    flops = sum(e.time.flops * e.gemm.count for e in estimates)
+    fraction = calibration.sustained_for(gpu.arch)
+    redo = calibration.recompute_cost
+    estimates = tuple(
+        GemmEstimate(
+            g, sustained(op_time(g, gpu), fraction / redo if g.pass_ == "recompute" else fraction)
+        )
+        for g in step_gemms(config, target)
+    )
+    gemm_s = sum(e.total_s for e in estimates)
+    flops = sum(e.time.flops * e.gemm.count for e in estimates if e.gemm.pass_ != "recompute")
+    backward_s = sum(e.total_s for e in estimates if e.gemm.pass_ in ("dgrad", "wgrad"))
+    ops = tuple(
+        MemOpEstimate(op, memop_time(op, gpu, redo if op.pass_ == "recompute" else 1.0))
+        for op in (step_memops(config, target, backward_s) if estimates else [])
+    )
+    memops_s = sum(o.total_s for o in ops)
+    total = gemm_s + memops_s
     peak = gpu.peak(target.dtype) * 1e12
     mfu = flops / (total * peak) if total > 0 else 0.0
     return StepEstimate(
@@ -133,6 +270,9 @@ def step_time(config: ModelConfig, target: Target) -> StepEstimate:
         flops=flops,
         mfu=mfu,
         gemms=estimates,
+        ops=ops,
+        gemm_s=gemm_s,
+        memops_s=memops_s,
     )
 
 
@@ -158,12 +298,7 @@ def cached_step_time(config: ModelConfig, target: Target) -> StepEstimate:
     key = (
         id(config),
         id(gpu),
-        target.dtype,
-        target.micro_batch,
-        target.seq_len,
-        target.tp,
-        target.mode,
-        target.attention,
+        *(getattr(target, f.name) for f in dataclasses.fields(target) if f.name != "gpu"),
     )
     hit = _STEP_CACHE.get(key)
     if hit is not None and hit[0] is config and hit[1] is gpu:

@@ -57,6 +57,22 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
                 "lost_alignment": t.lost_alignment_s * share,
             }
         )
+    ops: list[dict[str, Any]] = [
+        {
+            "name": o.op.name,
+            "pass": o.op.pass_,
+            "count": o.op.count,
+            "bytes": o.op.bytes,
+            "kernels": o.op.kernels,
+            "time_s": o.time.time_s,
+            "exposed_s": o.time.exposed_s,
+            "bandwidth_gbs": o.time.bandwidth_gbs,
+            "total_s": o.total_s,
+            "share_of_step": o.total_s / step.total_s if step.total_s > 0 else 0.0,
+            "note": o.op.note,
+        }
+        for o in step.ops
+    ]
     dtype = target.dtype
     return {
         "gpu": gpu.name,
@@ -79,6 +95,12 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
         "ridge": gpu.ridge_point(dtype),
         "effective_ridge": gemms[0]["ridge"] if gemms else None,
         "sms": gpu.sms,
+        "ops": ops,
+        "gemm_time_s": step.gemm_s,
+        "other_time_s": step.memops_s,
+        "fused": target.fused,
+        "data_parallel": target.data_parallel,
+        "recompute": target.recompute,
     }
 
 
@@ -176,5 +198,34 @@ def render_explain_text(data: dict[str, Any]) -> str:
     )
     if any(g.get("kind") == "flash" for g in data["gemms"]):
         lines.append("K*: flash-attention runs at the padded head dim; causal work counted half.")
+    if data.get("ops"):
+        lines.append("")
+        lines.append("memory-bound ops (time at the GPU's achievable streaming bandwidth):")
+        op_rows: list[tuple[str, ...]] = [
+            ("op", "pass", "count", "bytes", "time", "step", "how the bytes are counted")
+        ]
+        for o in data["ops"]:
+            op_rows.append(
+                (
+                    o["name"],
+                    o["pass"],
+                    str(o["count"]),
+                    _si(o["bytes"], "B"),
+                    _seconds(o["exposed_s"]),
+                    _pct(o.get("share_of_step", 0.0)),
+                    o.get("note", ""),
+                )
+            )
+        op_widths = [max(len(r[i]) for r in op_rows) for i in range(len(op_rows[0]))]
+        for op_row in op_rows:
+            cells = [
+                c.ljust(w) if i in (0, 1, 6) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(op_row, op_widths, strict=True))
+            ]
+            lines.append("  ".join(cells).rstrip())
+        lines.append(
+            f"GEMMs and attention {_seconds(data.get('gemm_time_s', 0.0))},"
+            f" memory-bound ops {_seconds(data.get('other_time_s', 0.0))}"
+        )
     lines.append(f"step time: {_seconds(data['step_time_s'])}   predicted MFU: {_pct(data['mfu'])}")
     return "\n".join(lines) + "\n"

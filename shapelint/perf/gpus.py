@@ -76,6 +76,10 @@ class GPU:
     source: tuple[str, ...] = ()
     notes: str = ""
     measured_dtypes: frozenset[str] = field(default_factory=frozenset)
+    # The GPU family whose calibrated constants apply (gpus.yaml header); "unknown" inherits.
+    arch: str = "unknown"
+    # GPU-to-GPU bandwidth per direction in one node (GB/s), None where the table has none.
+    interconnect_gbs: float | None = None
 
     def peak(self, dtype: str) -> float:
         """Dense peak TFLOP/s for ``dtype``; UnsupportedDtypeError if the GPU lacks it."""
@@ -206,6 +210,10 @@ def _gpus_from(data: Mapping[str, Any], label: str, default: float) -> dict[str,
                 source=(str(source),) if isinstance(source, str) else tuple(map(str, source)),
                 notes=str(raw.get("notes", "")),
                 measured_dtypes=frozenset(d for d in measured if d in peak),
+                arch=str(raw.get("arch", "unknown")),
+                interconnect_gbs=(
+                    None if raw.get("interconnect_gbs") is None else float(raw["interconnect_gbs"])
+                ),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise GPUTableError(f"{label}: entry {name!r}: malformed ({exc})") from None

@@ -33,13 +33,13 @@ layers run in fp8 and attention and logits in bf16 (as Transformer Engine does).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from shapelint.lint.model import Dim, ModelConfig, Target
 from shapelint.perf.gemm import AContig, BContig
 
-Pass = Literal["fwd", "dgrad", "wgrad"]
+Pass = Literal["fwd", "dgrad", "wgrad", "recompute"]
 Kind = Literal["gemm", "flash"]
 
 # Head dims flash-attention compiles kernels for; others run at the next one up
@@ -69,6 +69,21 @@ class Gemm:
     b_contig: BContig = "k"
     kind: Kind = "gemm"
     head_dim: int = 0
+    # The attention kernel of a flash op (flash2, flash3, cudnn, sdpa), resolved per GPU.
+    kernel: str = ""
+
+
+def attention_kernel(target: Target) -> str:
+    """The fused attention kernel ``target`` runs: its ``attention`` choice, where ``flash``
+    means the GPU's default (FlashAttention-3 on Hopper, FlashAttention-2 elsewhere; FA3 is
+    Hopper-only, so it falls back to FA2 on other GPUs)."""
+    choice = target.attention
+    hopper = target.gpu.arch == "hopper"
+    if choice == "flash":
+        return "flash3" if hopper else "flash2"
+    if choice == "flash3" and not hopper:
+        return "flash2"
+    return choice
 
 
 def _split(x: int, t: int) -> int:
@@ -160,7 +175,7 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
         fwd.append(
             Gemm("attn_values", "fwd", group, d, ctx, b * kv_heads, layers, other, b_contig="n")
         )
-    elif target.attention == "flash":
+    elif target.attention != "unfused":
         fwd.append(
             Gemm(
                 "attention",
@@ -173,6 +188,7 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
                 other,
                 kind="flash",
                 head_dim=d,
+                kernel=attention_kernel(target),
             )
         )
     else:
@@ -200,20 +216,10 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
     out: list[Gemm] = list(fwd)
     for gemm in fwd:
         if gemm.kind == "flash":
-            out.append(
-                Gemm(
-                    gemm.name,
-                    "dgrad",
-                    gemm.m,
-                    gemm.n,
-                    gemm.k,
-                    gemm.batch,
-                    gemm.count,
-                    gemm.dtype,
-                    kind="flash",
-                    head_dim=gemm.head_dim,
-                )
-            )
+            out.append(replace(gemm, pass_="dgrad"))
         else:
             out.extend(backward(gemm))
+    if target.recompute:
+        # Full activation recomputation runs every layer's forward again in the backward.
+        out.extend(replace(g, pass_="recompute") for g in fwd if g.name != "logits")
     return out

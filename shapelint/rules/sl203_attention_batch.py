@@ -103,7 +103,7 @@ def _unfused_tiles(config: ModelConfig, target: Target) -> int | None:
 def _parallelism(config: ModelConfig, target: Target, heads: int) -> tuple[int, str] | None:
     """How many thread blocks (flash) or tiles (unfused QKᵀ) attention runs, and what."""
     b, s = target.micro_batch, target.seq_len
-    if target.attention == "flash":
+    if target.attention != "unfused":
         blocks = _flash_blocks(b, heads, s)
         return blocks, (
             f"b·(a/t)·⌈s/{FLASH_BLOCK_M}⌉ = {b}·{heads}·{math.ceil(s / FLASH_BLOCK_M)} = "

@@ -29,15 +29,19 @@ A100 = lookup("a100")
 H100 = lookup("h100")
 
 
-def xla_bf16_rows() -> list[tuple[int, int, int, int, float]]:
-    """(b, m, n, k, measured seconds) of every bf16 row."""
+def xla_bf16_rows(split: str) -> list[tuple[int, int, int, int, float]]:
+    """(b, m, n, k, measured seconds) of the bf16 rows of one split. The split is fixed (and
+    the same in benchmarks/calibration_report.py): rows sorted by (b, m, n, k), every third
+    (index 2, 5, 8, ...) held out; the GEMM constants refit on the other rows come out the
+    same (``calibration_report.py --fit-xla``)."""
     rows = []
     with DATA.open(encoding="utf-8") as f:
         for r in csv.DictReader(f):
             if r["dtype"].startswith("bf16"):
                 b, m, n, k = (int(r[c]) for c in "bmnk")
                 rows.append((b, m, n, k, 2 * b * m * n * k / float(r["flops_per_s"])))
-    return rows
+    rows.sort()
+    return [r for i, r in enumerate(rows) if (i % 3 == 2) == (split == "held_out")]
 
 
 # --- NVIDIA guide: tile quantization (A100, fp16, M = 27648, K = 4096, 256x128 tiles) -------
@@ -88,39 +92,48 @@ def test_xla_large_and_small_points() -> None:
     assert small == pytest.approx(41.8, rel=0.15)  # XLA: 41.8 TFLOP/s
 
 
-# Thresholds slightly above what the fitted constants achieve (median 4.34%, worst 26.7%).
+# Issue #10's bar: median ≤ 5% on the held-out rows (the worst is reported, not tuned).
 XLA_MEDIAN_MAX = 0.05
 XLA_WORST_MAX = 0.30
 
 
-def test_xla_bf16_error_over_all_rows() -> None:
-    rows = xla_bf16_rows()
-    assert len(rows) == 375
+def test_xla_bf16_error_on_held_out_rows() -> None:
+    rows = xla_bf16_rows("held_out")
+    assert len(rows) == 125 and len(xla_bf16_rows("fit")) == 250
     errors = [
         abs(gemm_time(m, n, k, gpu=H100, dtype="bf16", batch=b).time_s / t - 1)
         for b, m, n, k, t in rows
     ]
     median, worst = statistics.median(errors), max(errors)
-    print(f"XLA sm_90 bf16, relative error in time: median {median:.2%}, worst {worst:.2%}")
+    print(f"XLA sm_90 bf16 held out, error in time: median {median:.2%}, worst {worst:.2%}")
     assert median < XLA_MEDIAN_MAX
     assert worst < XLA_WORST_MAX
 
 
 # --- Anthony et al. 2024, Fig. 7 (A100, QKᵀ, a = 32, s = 2048, b = 4: batch b·a) ------------
 
-BANDS = {
-    "8-64": (200.0, 215.0, [504, 496, 480, 448]),
-    "2-4": (100.0, 150.0, [502, 500, 506]),
-    "odd": (75.0, 95.0, [501, 503, 499]),
+# The published bands (FACTS.md), exactly. The Ampere alignment curve and tile cost were fitted
+# on h/a = 448, 480, 504, 500, 502, 501 (gemm.py); these are the held-out head sizes.
+HELD_OUT_BANDS = {
+    "8-64": (200.0, 215.0, [496]),
+    "2-4": (100.0, 150.0, [506]),
+    "odd": (75.0, 95.0, [503, 499]),
 }
 
 
-@pytest.mark.parametrize("band", list(BANDS))
-def test_attention_head_size_bands(band: str) -> None:
-    lo, hi, head_dims = BANDS[band]
+@pytest.mark.parametrize("band", list(HELD_OUT_BANDS))
+def test_attention_head_size_bands_on_held_out_head_sizes(band: str) -> None:
+    lo, hi, head_dims = HELD_OUT_BANDS[band]
     for d in head_dims:
         tflops = gemm_time(2048, 2048, d, gpu=A100, dtype="fp16", batch=4 * 32).tflops
-        assert lo * 0.95 <= tflops <= hi * 1.05, (d, tflops)
+        assert lo <= tflops <= hi, (d, tflops)
+
+
+def test_hopper_odd_k_point() -> None:
+    # Issue #10: H100 bf16 8193×5008×2501 runs at ~500 TFLOP/s (the one Hopper point, used
+    # to fit Hopper's odd-dim factor: this checks the fit landed, not a prediction).
+    t = gemm_time(8193, 5008, 2501, gpu=H100, dtype="bf16", b_contig="n")
+    assert 450 <= t.tflops <= 550
 
 
 def test_alignment_orders_head_sizes() -> None:

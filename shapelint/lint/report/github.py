@@ -19,7 +19,14 @@ from typing import TextIO
 
 from shapelint.lint.model import Finding, Severity
 from shapelint.lint.report import ReportContext
-from shapelint.lint.report.text import estimate_text, fix_text, format_finding, summary
+from shapelint.lint.report.text import (
+    estimate_text,
+    fix_text,
+    format_finding,
+    statistics_lines,
+    summary,
+    target_lines,
+)
 from shapelint.lint.runner import LintResult
 
 MAX_PER_LEVEL = 10
@@ -104,11 +111,19 @@ def step_summary(result: LintResult, env: Mapping[str, str] | None = None) -> st
         else:
             where = f"`{where}`"
         slowdown = estimate_text(f) or "–"
-        fix = fix_text(f) if f.fix is not None else "–"
+        fix = "–"
+        if f.fix is not None:
+            how = (
+                "safe, `--fix`" if f.fix.applicability == "safe" else "**unsafe**, `--unsafe-fixes`"
+            )
+            fix = f"{fix_text(f)} ({how})"
         lines.append(
             f"| {icons[f.severity]} | `{f.code}` {f.name} | {_cell(where)} | "
             f"{_cell(f.message)} | {_cell(slowdown)} | {_cell(fix)} |"
         )
+    targets = [t.replace("*", "\\*") for t in target_lines(result)]
+    if targets:
+        lines += ["", targets[0], "", *(f"- {t.strip()}" for t in targets[1:])]
     return "\n".join(lines) + "\n"
 
 
@@ -135,10 +150,9 @@ def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
         )
         for f in rest:
             stream.write(format_finding(f, ReportContext()) + "\n")
-    if ctx.statistics and result.findings:
-        stats = Counter((f.code, f.name) for f in result.findings)
-        for (code, name), n in sorted(stats.items(), key=lambda kv: (-kv[1], kv[0])):
-            stream.write(f"{n:5d}  {code}  {name}\n")
+    if ctx.statistics:
+        for line in statistics_lines(result):
+            stream.write(line + "\n")
     if not ctx.quiet:
         stream.write(summary(result, ctx) + "\n")
     summary_file = env.get("GITHUB_STEP_SUMMARY")

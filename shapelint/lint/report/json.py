@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from shapelint.lint.model import Finding, ModelConfig
 from shapelint.lint.report import ReportContext
+from shapelint.lint.report.text import message_with_estimate
 from shapelint.lint.runner import LintResult
 
 VERSION = 1
@@ -56,7 +57,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "config": f.config,
         "key": f.key,
         "value": _plain(f.value),
-        "message": f.message,
+        "message": message_with_estimate(f),
         "estimates": [
             {
                 "gpu": e.gpu,
@@ -85,7 +86,13 @@ def report_dict(result: LintResult) -> dict[str, Any]:
     return {
         "version": VERSION,
         "findings": [finding_json(f) for f in result.findings],
-        "configs": [config_json(c) for c in result.configs],
+        "configs": [
+            {**config_json(c), "target": r.targets[c.name].as_json()}
+            if c.name in r.targets
+            else config_json(c)
+            for r in result.files
+            for c in r.configs
+        ],
     }
 
 

@@ -4,7 +4,8 @@ One run: ``tool.driver`` describes shapelint and every rule that fired (with its
 documentation as help); each result points at a repo-relative URI under ``%SRCROOT%`` (the
 ``$GITHUB_WORKSPACE``, else the current directory), carries a ``partialFingerprints`` entry
 that survives edits elsewhere in the file (a hash of code, path, key and config, never the
-line), the fix as a SARIF replacement, and the slowdown estimates in ``properties``.
+line), the fix as a SARIF replacement, the slowdown in the message text (GitHub shows only that)
+and in ``properties``, with the target the config was estimated for.
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from shapelint import __version__
 from shapelint.lint.model import Finding
 from shapelint.lint.report import ReportContext
+from shapelint.lint.report.text import message_with_estimate
 from shapelint.lint.runner import LintResult
+
+if TYPE_CHECKING:
+    from shapelint.lint.assumed import AssumedTarget
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/shapelint/shapelint"
@@ -110,14 +115,20 @@ def _fix(finding: Finding, text: str | None, location: dict[str, str]) -> dict[s
     }
 
 
-def _result(finding: Finding, rule_index: int, root: str, text: str | None) -> dict[str, Any]:
+def _result(
+    finding: Finding,
+    rule_index: int,
+    root: str,
+    text: str | None,
+    target: AssumedTarget | None = None,
+) -> dict[str, Any]:
     location = artifact_location(finding.path, root)
     rel = location["uri"] if "uriBaseId" in location else Path(finding.path).as_posix()
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
         "level": LEVELS[finding.severity],
-        "message": {"text": finding.message},
+        "message": {"text": message_with_estimate(finding)},
         "locations": [
             {"physicalLocation": {"artifactLocation": location, "region": _region(finding)}}
         ],
@@ -129,6 +140,8 @@ def _result(finding: Finding, rule_index: int, root: str, text: str | None) -> d
     props: dict[str, Any] = {}
     if finding.config:
         props["config"] = finding.config
+    if target is not None:
+        props["target"] = target.as_json()
     if finding.key:
         props["key"] = finding.key
     if finding.estimates:
@@ -147,13 +160,23 @@ def _result(finding: Finding, rule_index: int, root: str, text: str | None) -> d
     return result
 
 
+def _suppression(reason: str) -> dict[str, str]:
+    """A SARIF ``suppression`` for a finding an in-file comment hid, with its reason."""
+    out = {"kind": "inSource", "status": "accepted"}
+    if reason:
+        out["justification"] = reason
+    return out
+
+
 def report_dict(result: LintResult, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The SARIF log as a dict."""
     root = source_root(env)
     findings = result.findings
-    codes = sorted({f.code for f in findings})
+    suppressed = [s for r in result.files for s in r.suppressed]
+    codes = sorted({f.code for f in findings} | {s.finding.code for s in suppressed})
     index = {code: i for i, code in enumerate(codes)}
     texts = {r.doc.path: r.doc.text for r in result.files}
+    targets = {(r.doc.path, name): t for r in result.files for name, t in r.targets.items()}
     notifications = [
         {"level": "error", "message": {"text": f"internal error while linting {e.path}: {e.error}"}}
         for e in result.errors
@@ -176,7 +199,23 @@ def report_dict(result: LintResult, env: Mapping[str, str] | None = None) -> dic
             }
         ],
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f.code], root, texts.get(f.path)) for f in findings],
+        "results": [
+            _result(f, index[f.code], root, texts.get(f.path), targets.get((f.path, f.config)))
+            for f in findings
+        ]
+        + [
+            {
+                **_result(
+                    s.finding,
+                    index[s.finding.code],
+                    root,
+                    texts.get(s.finding.path),
+                    targets.get((s.finding.path, s.finding.config)),
+                ),
+                "suppressions": [_suppression(s.reason)],
+            }
+            for s in suppressed
+        ],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 

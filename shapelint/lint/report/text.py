@@ -112,16 +112,63 @@ def summary(result: LintResult, ctx: ReportContext) -> str:
     return text
 
 
+def message_with_estimate(finding: Finding) -> str:
+    """The finding's message followed by its slowdown, ``… [+19.3% step time on H100-SXM]``
+    (what JSON and SARIF messages carry, so a viewer that shows only the text shows the cost)."""
+    est = estimate_text(finding)
+    return f"{finding.message} [{est}]" if est else finding.message
+
+
+def target_lines(result: LintResult, every: bool = False) -> list[str]:
+    """What the configs with findings (``every``: all configs) were estimated for, once each:
+    one line when they share a target, else one per config; ``*`` marks a built-in default."""
+    rows: list[tuple[str, str]] = []
+    for r in result.files:
+        reported = {f.config for f in r.findings}
+        for c in r.configs:
+            assumed = r.targets.get(c.name)
+            if assumed is not None and (every or c.name in reported):
+                label = f"{c.path} ({c.name})" if c.name else c.path
+                rows.append((label, assumed.text()))
+    if not rows:
+        return []
+    legend = "* = built-in default; choose with flags or [tool.shapelint]"
+    if len({text for _, text in rows}) == 1:
+        return [f"Estimated for: {rows[0][1]} ({legend})"]
+    return [f"Estimated for ({legend}):"] + [f"  {label}: {text}" for label, text in rows]
+
+
+def statistics_lines(result: LintResult) -> list[str]:
+    """``--statistics``: findings per rule, then the findings in-file comments suppressed,
+    per rule and reason (``# shapelint: ignore[SL102] -- checkpoint fixed``)."""
+    out = []
+    counts = Counter((f.code, f.name) for f in result.findings)
+    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        out.append(f"{n:5d}  {code}  {name}")
+    hidden = Counter(
+        (s.finding.code, s.finding.name, s.reason) for r in result.files for s in r.suppressed
+    )
+    if hidden:
+        out.append("Suppressed in the files:")
+        for (code, name, reason), n in sorted(hidden.items(), key=lambda kv: (-kv[1], kv[0])):
+            why = f"  -- {reason}" if reason else "  (no reason given)"
+            out.append(f"{n:5d}  {code}  {name}{why}")
+    return out
+
+
 def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
-    """Write every finding, optional statistics, and a summary line."""
+    """Write every finding, the targets they were estimated for, optional statistics, and a
+    summary line."""
     findings = result.findings
     if not ctx.quiet or findings:
         for f in findings:
             stream.write(format_finding(f, ctx) + "\n")
-    if ctx.statistics and findings:
-        counts = Counter((f.code, f.name) for f in findings)
-        for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            stream.write(f"{n:5d}  {code}  {name}\n")
+    if not ctx.quiet:
+        for line in target_lines(result, every=ctx.verbose):
+            stream.write(_c(line, "dim", ctx) + "\n")
+    if ctx.statistics:
+        for line in statistics_lines(result):
+            stream.write(line + "\n")
     if ctx.fixed:
         noun = "problem" if ctx.fixed == 1 else "problems"
         stream.write(f"Fixed {ctx.fixed} {noun}; {len(findings)} remaining.\n")

@@ -1,0 +1,93 @@
+"""What each config was estimated for, and which of those values nobody chose.
+
+An estimate rests on a target (GPU, dtype, mode, micro-batch, sequence length, tensor
+parallel). Each field comes from a command-line flag, the config itself, the settings, or a
+built-in default, in that order (`shapelint.lint.runner.resolve_target`); the reports show the
+target once per config and mark the defaults, so a user sees when "+19% at micro-batch 1" was
+an assumption rather than their choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from shapelint.lint.model import Dim, ModelConfig, normalize_dtype
+from shapelint.lint.runner import LintOptions, resolve_target
+
+Origin = Literal["flag", "config", "settings", "default"]
+
+# The target's fields in the order reports show them.
+FIELDS = ("dtype", "mode", "micro_batch", "seq_len", "tp", "attention")
+_CONFIG_DIMS = {"micro_batch": Dim.MICRO_BATCH, "seq_len": Dim.SEQ_LEN, "tp": Dim.TP}
+
+
+@dataclass(frozen=True)
+class AssumedTarget:
+    """One config's resolved target and where each field came from."""
+
+    gpus: tuple[str, ...]
+    values: Mapping[str, object]
+    origins: Mapping[str, Origin] = field(default_factory=dict)
+
+    @property
+    def defaults(self) -> tuple[str, ...]:
+        """The fields that took a built-in default, in display order."""
+        return tuple(f for f in FIELDS if self.origins.get(f) == "default")
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"gpu": [...], "dtype": …, …, "origins": {...}, "defaults": [...]}``."""
+        out: dict[str, Any] = {"gpu": list(self.gpus)}
+        out.update({f: self.values[f] for f in FIELDS})
+        out["origins"] = {f: self.origins[f] for f in FIELDS}
+        out["defaults"] = list(self.defaults)
+        return out
+
+    def text(self) -> str:
+        """``H100-SXM, bf16*, train*, micro-batch 1*, seq 1024, tp 1*`` (``*``: a default)."""
+
+        def mark(name: str, shown: str) -> str:
+            return shown + ("*" if self.origins.get(name) == "default" else "")
+
+        v = self.values
+        parts = [
+            ", ".join(self.gpus),
+            mark("dtype", str(v["dtype"])),
+            mark("mode", str(v["mode"])),
+            mark("micro_batch", f"micro-batch {v['micro_batch']}"),
+            mark("seq_len", f"seq {v['seq_len']}"),
+            mark("tp", f"tp {v['tp']}"),
+        ]
+        if v["attention"] != "flash":
+            parts.append(mark("attention", f"{v['attention']} attention"))
+        return ", ".join(parts)
+
+
+def _config_value(config: ModelConfig, name: str) -> object | None:
+    if name == "dtype":
+        value = config.get(Dim.DTYPE)
+        return normalize_dtype(value.value) if value is not None else None
+    dim = _CONFIG_DIMS.get(name)
+    return config.int(dim) if dim is not None else None
+
+
+def assumed_target(config: ModelConfig, options: LintOptions) -> AssumedTarget:
+    """The target ``config`` is estimated for (on the first GPU) and each field's origin,
+    in `resolve_target`'s order: flag, the config's own value, settings, default."""
+    target = resolve_target(config, options.gpus[0], options)
+    origins: dict[str, Origin] = {}
+    for name in FIELDS:
+        if getattr(options.flags, name) is not None:
+            origins[name] = "flag"
+        elif _config_value(config, name) is not None:
+            origins[name] = "config"
+        elif getattr(options.defaults, name) is not None:
+            origins[name] = "settings"
+        else:
+            origins[name] = "default"
+    values = {name: getattr(target, name) for name in FIELDS}
+    return AssumedTarget(tuple(g.name for g in options.gpus), values, origins)
+
+
+__all__ = ["FIELDS", "AssumedTarget", "assumed_target"]

@@ -1,0 +1,335 @@
+"""The memory-bound operations of a step, around its GEMMs.
+
+A transformer step is more than its GEMMs: norms, activations, the gated-MLP product, residual
+adds, rotary embedding, the softmax of unfused attention, the embedding lookup and its
+gradient, the cross-entropy over the vocab, and in training the optimizer step and the
+data-parallel gradient reduction. Each is a named `MemOp` with the bytes it moves; its time is
+those bytes at the GPU's achievable streaming bandwidth (`MEMORY_FRACTION`, per GPU family,
+measured) plus a per-kernel floor.
+
+Bytes are counted per element from the kernels a framework launches: one read or write of an
+activation element costs ``e`` bytes (2 in bf16/fp16/fp8 recipes, whose activations are bf16;
+4 in fp32/tf32). A fused kernel reads its inputs and writes its outputs once; the unfused
+form is the PyTorch eager sequence named in each op's comment. Which ops are fused is the
+target's ``fused`` option (`fusions`): ``default`` is what a Megatron-LM training run does
+(TE/Apex fused norms, ``bias_swiglu_fusion``, ``apply_rope_fusion``, ``masked_softmax_fusion``,
+FusedAdam; ``cross_entropy_loss_fusion`` off), ``none`` is plain PyTorch eager (Hugging Face
+modelling code with ``torch.optim.AdamW`` foreach), ``all`` everything.
+
+Tensor parallelism splits every activation by t (Megatron's sequence parallelism, used with
+tensor parallelism in current runs, splits the norm/residual/dropout regions too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from shapelint.lint.model import Dim, ModelConfig, Target
+from shapelint.perf.gpus import GPU
+from shapelint.perf.workload import Pass
+
+FUSIONS: tuple[str, ...] = ("norm", "swiglu", "rope", "softmax", "adamw", "cross_entropy")
+DEFAULT_FUSED: frozenset[str] = frozenset({"norm", "swiglu", "rope", "softmax", "adamw"})
+
+# Achievable fraction of the datasheet DRAM bandwidth for a streaming kernel (one load and one
+# store stream: y = c·x), by GPU family. RRZE-HPC/gpu-benches, gpu-stream, "scale" column at
+# 100% occupancy (commit 1038c5d0d0f48cfe9912930d34eb2d8a31b72b9b): V100 809 of 900 GB/s,
+# A100 80GB 1737 of 2039, H100 PCIe 1704 of 2000, L40 776 of 864, MI210 1362 of 1638,
+# MI300X 3997 of 5300. Blackwell has no measurement there: Hopper's fraction is inherited.
+MEMORY_FRACTION: Mapping[str, float] = MappingProxyType(
+    {
+        "volta": 0.899,
+        "ampere": 0.852,
+        "ada": 0.898,
+        "hopper": 0.852,
+        "blackwell": 0.852,
+        "cdna2": 0.832,
+        "cdna3": 0.754,
+        "unknown": 0.852,
+    }
+)
+
+# GPU-side floor of one small kernel (assumed, not fitted: the duration of an empty
+# elementwise kernel on the GPU timeline is 1-3 µs on these GPUs; host launch cost overlaps
+# with the previous kernel in a busy training step).
+KERNEL_FLOOR_S = 2.0e-6
+
+# AdamW bytes per parameter. Fused (one multi-tensor kernel, FusedAdam / torch fused=True):
+# reads param, grad, exp_avg, exp_avg_sq in fp32 (16 B), writes param, exp_avg, exp_avg_sq
+# (12 B); mixed precision also writes the bf16/fp16 copy of the param (2 B). Unfused (foreach
+# ops of torch.optim.AdamW): exp_avg.lerp_ (12), exp_avg_sq.mul_ (8), .addcmul_ (12),
+# param.mul_ for weight decay (8), sqrt (8), two scalar ops on the denominator (16),
+# param.addcdiv_ (16) = 80 B, plus the low-precision copy (read 4, write 2).
+ADAMW_BYTES: Mapping[tuple[bool, bool], float] = MappingProxyType(
+    {(True, True): 30.0, (True, False): 28.0, (False, True): 86.0, (False, False): 80.0}
+)
+
+
+@dataclass(frozen=True)
+class MemOp:
+    """One memory-bound op of a step, called ``count`` times; ``bytes`` per call.
+
+    ``kernels`` is how many kernel launches one call is. ``overlap_s`` is time this op can hide
+    behind (the backward pass, for the gradient reduction): only the excess counts.
+    ``note`` says how the bytes were counted.
+    """
+
+    name: str
+    pass_: Pass
+    bytes: float
+    count: int = 1
+    kernels: int = 1
+    link_gbs: float | None = None
+    overlap_s: float = 0.0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MemOpTime:
+    """The model's time of one `MemOp` call and what bounds it."""
+
+    time_s: float
+    exposed_s: float
+    bandwidth_gbs: float
+
+
+def fusions(spec: str) -> frozenset[str]:
+    """The fused ops a target's ``fused`` option names: ``default``, ``none``, ``all``, or a
+    comma list of `FUSIONS`; ``+name``/``-name`` add to or remove from what precedes
+    (``default,+cross_entropy``). Raises ValueError naming an unknown entry."""
+    out: set[str] = set()
+    for raw in spec.split(","):
+        item = raw.strip().lower()
+        sign = item[:1] if item[:1] in "+-" else ""
+        name = item[len(sign) :].strip().replace("-", "_")
+        if not name:
+            continue
+        if name in ("default", "all", "none") and not sign:
+            out = set({"default": DEFAULT_FUSED, "all": FUSIONS, "none": ()}[name]) | (
+                out if name == "default" else set()
+            )
+        elif name in FUSIONS:
+            if sign == "-":
+                out.discard(name)
+            else:
+                out.add(name)
+        else:
+            known = ", ".join(("default", "none", "all", *FUSIONS))
+            raise ValueError(f"unknown fusion {raw.strip()!r} (known: {known})")
+    return frozenset(out)
+
+
+def memory_fraction(gpu: GPU) -> float:
+    """Achievable fraction of ``gpu``'s DRAM bandwidth for streaming kernels."""
+    return MEMORY_FRACTION.get(gpu.arch, MEMORY_FRACTION["unknown"])
+
+
+def memop_time(op: MemOp, gpu: GPU, scale: float = 1.0) -> MemOpTime:
+    """Time of one call of ``op``: bytes at the achievable bandwidth (or over the link) plus
+    the kernel floor, times ``scale``; ``exposed_s`` is what remains after ``overlap_s``."""
+    local = gpu.mem_bw_gbs * memory_fraction(gpu)
+    bandwidth = op.link_gbs if op.link_gbs is not None else local
+    time_s = (op.bytes / (bandwidth * 1e9) + op.kernels * KERNEL_FLOOR_S) * scale
+    exposed = max(0.0, time_s - op.overlap_s)
+    return MemOpTime(time_s=time_s, exposed_s=exposed, bandwidth_gbs=bandwidth)
+
+
+def activation_bytes(dtype: str) -> int:
+    """Bytes of one activation element: fp8 recipes keep activations in bf16."""
+    return 4 if dtype in ("fp32", "tf32") else 2
+
+
+def parameter_count(config: ModelConfig) -> int | None:
+    """Parameters of ``config`` from its dims (embedding and logit matrices counted separately
+    unless tied is unknown: both counted), None without hidden, heads and layers."""
+    h = config.int(Dim.HIDDEN)
+    a = config.int(Dim.HEADS)
+    layers = config.int(Dim.LAYERS)
+    if h is None or a is None or layers is None:
+        return None
+    d = config.int(Dim.HEAD_DIM) or h // a
+    g = config.int(Dim.KV_HEADS) or a
+    f = config.int(Dim.FFN) or 4 * h
+    gated = config.gated_mlp is True
+    experts = config.int(Dim.EXPERTS) or 0
+    f_e = config.int(Dim.MOE_FFN) or f
+    attn = h * (a + 2 * g) * d + a * d * h
+    mlp = (3 if gated else 2) * h * f
+    if experts > 1:
+        mlp = experts * (3 if gated else 2) * h * f_e + h * experts
+    vocab = config.vocab_value
+    v = vocab.as_int if vocab is not None else None
+    embed = 2 * (v or 0) * h
+    return layers * (attn + mlp + 4 * h) + embed
+
+
+def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) -> list[MemOp]:
+    """The memory-bound ops of one step of ``config`` on one GPU of ``target``.
+
+    ``backward_s`` is the time of the step's backward GEMMs, behind which the data-parallel
+    gradient reduction overlaps (bucketed all-reduce, as PyTorch DDP and Megatron do).
+    """
+    h = config.int(Dim.HIDDEN)
+    a = config.int(Dim.HEADS)
+    layers = config.int(Dim.LAYERS)
+    if h is None or a is None or layers is None:
+        return []
+    d = config.int(Dim.HEAD_DIM) or h // a
+    g = config.int(Dim.KV_HEADS) or a
+    f = config.int(Dim.FFN) or 4 * h
+    experts = config.int(Dim.EXPERTS) or 0
+    top_k = config.int(Dim.EXPERTS_PER_TOKEN) or 1
+    f_e = config.int(Dim.MOE_FFN) or f
+    gated = config.gated_mlp is True
+    vocab = config.vocab_value
+    v = vocab.as_int if vocab is not None else None
+    fused = fusions(target.fused)
+    train = target.mode == "train"
+    t = max(1, target.tp)
+    b = max(1, target.micro_batch)
+    s = 1 if target.mode == "decode" else max(1, target.seq_len)
+    tokens = b * s
+    e = activation_bytes(target.dtype)
+    hidden = tokens * h / t  # elements of one hidden-sized activation on this GPU
+    # MLP activations: the experts' tokens (top-k of them) in MoE layers.
+    ffn = tokens * top_k * f_e / t if experts > 1 else tokens * f / t
+    qk = tokens * (a + g) * d / t  # rotary touches queries and keys
+    ops: list[MemOp] = []
+
+    def add(
+        name: str,
+        elems: float,
+        fwd: float,
+        bwd: float,
+        count: int,
+        kernels: tuple[int, int] = (1, 1),
+        note: str = "",
+    ) -> None:
+        ops.append(MemOp(name, "fwd", elems * fwd, count, kernels[0], note=note))
+        if train:
+            ops.append(MemOp(name, "dgrad", elems * bwd, count, kernels[1], note=note))
+        if (
+            train
+            and target.recompute
+            and name not in ("final_norm", "cross_entropy", "position_add")
+        ):
+            ops.append(MemOp(name, "recompute", elems * fwd, count, kernels[0], note=note))
+
+    # Two norms per layer plus the final one. Fused (TE/Apex LayerNorm/RMSNorm): read x, write
+    # y; backward reads x and dy, writes dx. Unfused RMSNorm (HF eager): x.float(), pow, mean,
+    # rsqrt, mul, .to(dtype), mul by weight: 28 + 4e bytes per element; backward twice that.
+    if "norm" in fused:
+        norm_f, norm_b, norm_k = 2.0 * e, 3.0 * e, (1, 1)
+        note = "fused norm: read x, write y (bwd: read x, dy; write dx)"
+    else:
+        norm_f, norm_b, norm_k = 28.0 + 4 * e, 2 * (28.0 + 4 * e), (7, 10)
+        note = "eager RMSNorm: fp32 upcast, pow, mean, rsqrt, mul, downcast, weight mul"
+    add("norm", hidden, norm_f, norm_b, 2 * layers, norm_k, note)
+    add("final_norm", hidden, norm_f, norm_b, 1, norm_k, note)
+    # Two residual adds per layer: read two, write one; the backward accumulates the two
+    # gradient paths the same way.
+    add("residual_add", hidden, 3.0 * e, 3.0 * e, 2 * layers, note="read 2, write 1")
+    # Rotary embedding of queries and keys. Fused (apply_rope_fusion): read, write. Unfused
+    # (HF: q·cos + rotate_half(q)·sin): neg + cat (4e), two muls (4e), add (3e).
+    positions = config.position_embedding or "rope"
+    if positions != "rope":
+        pass
+    elif "rope" in fused:
+        add("rotary", qk, 2.0 * e, 2.0 * e, layers, note="fused rope: read q/k, write")
+    else:
+        add(
+            "rotary",
+            qk,
+            11.0 * e,
+            11.0 * e,
+            layers,
+            (4, 4),
+            "eager rotate_half: neg, cat, 2 mul, add",
+        )
+    # MLP activation. Gated: fused SwiGLU reads gate and up, writes the product (backward:
+    # reads gate, up, dy; writes dgate, dup); eager silu then mul is 5e forward, 8e backward.
+    # Plain GELU: read, write (backward: read x, dy; write dx).
+    if gated and "swiglu" in fused:
+        add("swiglu", ffn, 3.0 * e, 5.0 * e, layers, note="fused silu(gate)·up")
+    elif gated:
+        add("swiglu", ffn, 5.0 * e, 8.0 * e, layers, (2, 2), "eager silu, then mul")
+    else:
+        add("activation", ffn, 2.0 * e, 3.0 * e, layers, note="GELU: read, write")
+    # Unfused attention materializes the b·(a/t)·s² scores. Fused scale-mask-softmax: read
+    # scores, write probs (backward: read probs, dprobs; write dscores). Eager: scale, mask,
+    # softmax as three kernels (6e forward, 7e backward).
+    if target.attention == "unfused" and target.mode != "decode":
+        scores = b * -(-a // t) * s * s
+        if "softmax" in fused:
+            add("softmax", scores, 2.0 * e, 3.0 * e, layers, note="fused scale-mask-softmax")
+        else:
+            add("softmax", scores, 6.0 * e, 7.0 * e, layers, (3, 3), "eager scale, mask, softmax")
+    # Embedding: gather b·s rows (read, write); backward scatters into the (vocab/t)·h
+    # gradient, zeroed and written in fp32 once.
+    if v is not None and v > 0:
+        ops.append(MemOp("embedding", "fwd", hidden * 2 * e, 1, note="gather rows: read, write"))
+        if positions == "learned":
+            add(
+                "position_add",
+                hidden,
+                3.0 * e,
+                3.0 * e,
+                1,
+                note="learned positions: read 2, write 1",
+            )
+        if train:
+            grad = tokens * h / t * 2 * e + v / t * h * 4
+            ops.append(MemOp("embedding", "wgrad", grad, 1, 2, note="zero + scatter-add, fp32"))
+        # Cross-entropy over the b·s × v/t logits (training only; inference takes the last
+        # row). Fused (Megatron cross_entropy_loss_fusion, Liger): read logits once forward,
+        # read and write them once backward. Eager (HF: logits.float() then F.cross_entropy):
+        # upcast (e + 4), log_softmax (8) forward; nll grad (4), log_softmax grad (12),
+        # downcast (4 + e) backward.
+        if train:
+            logits = tokens * v / t
+            if "cross_entropy" in fused:
+                add("cross_entropy", logits, 1.0 * e, 2.0 * e, 1, note="fused vocab CE")
+            else:
+                add("cross_entropy", logits, 12.0 + e, 20.0 + e, 1, (3, 3), "eager fp32 CE")
+    if not train:
+        return ops
+    params = parameter_count(config) or 0
+    accum = max(1, config.int(Dim.GRAD_ACCUM) or 1)
+    dp = max(1, target.data_parallel)
+    shards = dp if target.sharded else 1
+    mixed = target.dtype not in ("fp32", "tf32")
+    per_param = ADAMW_BYTES[("adamw" in fused, mixed)]
+    local = params / t / shards
+    # The optimizer runs once per global batch: its time is shared by the grad_accum
+    # micro-batches of one step (count stays 1; bytes are the per-micro-batch share).
+    ops.append(
+        MemOp(
+            "optimizer",
+            "wgrad",
+            local * per_param / accum,
+            1,
+            1 if "adamw" in fused else 8,
+            note=f"AdamW {per_param:g} B/param, {'fused' if 'adamw' in fused else 'foreach'}",
+        )
+    )
+    if dp > 1 and target.gpu.interconnect_gbs is not None:
+        # Ring all-reduce (reduce-scatter when sharded): each GPU sends and receives
+        # 2·(n−1)/n of the gradient bytes (half that for a reduce-scatter).
+        factor = (1.0 if target.sharded else 2.0) * (dp - 1) / dp
+        grad_bytes = params / t * e * factor / accum
+        ops.append(
+            MemOp(
+                "grad_reduce",
+                "wgrad",
+                grad_bytes,
+                1,
+                1,
+                link_gbs=target.gpu.interconnect_gbs,
+                overlap_s=backward_s / accum,
+                note=f"{'reduce-scatter' if target.sharded else 'all-reduce'} over {dp} GPUs, "
+                "overlapped with the backward",
+            )
+        )
+    return ops

@@ -1,0 +1,117 @@
+"""Baselines (issue 14): record today's findings, hide them, match without lines, report stale."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from shapelint.cli import main
+
+GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
+HEADS80 = '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 50304}\n'
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / ".git").mkdir()  # the settings search stops here
+    (tmp_path / "models" / "gpt2").mkdir(parents=True)
+    (tmp_path / "models" / "gpt2" / "config.json").write_text(GPT2, encoding="utf-8")
+    (tmp_path / "models" / "heads.json").write_text(HEADS80, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_write_then_apply(repo: Path) -> None:
+    code, out, err = run("models", "--write-baseline", "shapelint-baseline.json")
+    assert code == 0 and out == ""
+    assert "recorded 2 findings in shapelint-baseline.json" in err
+    data = json.loads((repo / "shapelint-baseline.json").read_text(encoding="utf-8"))
+    assert data["version"] == 1
+    assert {(e["path"], e["code"], e["key"], e["value"]) for e in data["findings"]} == {
+        ("models/gpt2/config.json", "SL101", "vocab_size", 50257),
+        ("models/heads.json", "SL102", "hidden_size", 80),
+    }
+    code, out, _ = run("models", "--baseline", "shapelint-baseline.json")
+    assert code == 0 and "All checks passed" in out
+    assert run("models")[0] == 1  # without the baseline, the findings are back
+
+
+def test_edits_elsewhere_keep_the_match_a_new_value_does_not(repo: Path) -> None:
+    run("models", "--write-baseline", "base.json")
+    gpt2 = repo / "models" / "gpt2" / "config.json"
+    gpt2.write_text(GPT2.replace("{\n", '{\n  "model_type": "gpt2",\n  "n_ctx": 1024,\n'), "utf-8")
+    assert run("models", "--baseline", "base.json")[0] == 0  # the finding moved two lines
+    gpt2.write_text(GPT2.replace("50257", "50258"), encoding="utf-8")
+    code, out, _ = run("models", "--baseline", "base.json")
+    assert code == 1 and "vocab_size (50258)" in out and "SL008" not in out
+    code, out, _ = run("models", "--baseline", "base.json", "--report-unused-ignores")
+    stale = [ln for ln in out.splitlines() if "SL008" in ln]
+    lines = (repo / "base.json").read_text(encoding="utf-8").splitlines()
+    row = next(i for i, ln in enumerate(lines, 1) if "50257" in ln)
+    assert len(stale) == 1 and stale[0].startswith(f"base.json:{row}:5: SL008 baseline entry")
+    assert "models/gpt2/config.json" in stale[0]
+
+
+def test_linting_a_subset_does_not_call_other_entries_stale(repo: Path) -> None:
+    run("models", "--write-baseline", "base.json")
+    code, out, _ = run("models/heads.json", "--baseline", "base.json", "--report-unused-ignores")
+    assert code == 0 and "SL008" not in out
+
+
+def test_each_entry_hides_one_finding(repo: Path) -> None:
+    run("models", "--write-baseline", "base.json")
+    data = json.loads((repo / "base.json").read_text(encoding="utf-8"))
+    data["findings"] = [e for e in data["findings"] if e["code"] == "SL101"]
+    (repo / "base.json").write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = run("models", "--baseline", "base.json")
+    assert code == 1 and "SL102" in out and "SL101" not in out
+
+
+def test_settings_baseline_is_relative_to_the_settings_file(repo: Path) -> None:
+    (repo / "ci").mkdir()
+    run("models", "--write-baseline", "ci/base.json")
+    entry = json.loads((repo / "ci" / "base.json").read_text(encoding="utf-8"))["findings"][0]
+    assert entry["path"].startswith("../models/")  # relative to the baseline's own folder
+    (repo / "pyproject.toml").write_text('[tool.shapelint]\nbaseline = "ci/base.json"\n', "utf-8")
+    os.chdir(repo / "models")
+    assert run(".")[0] == 0
+    assert run(".", "--baseline", str(repo / "missing.json"))[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (None, "does not exist"),
+        ("{not json", "invalid JSON"),
+        ('{"version": 1}', "not a shapelint baseline"),
+        ('{"version": 7, "findings": []}', "unsupported baseline version"),
+        ('{"version": 1, "findings": [{"path": 1}]}', "findings[0]"),
+    ],
+)
+def test_a_bad_baseline_is_a_one_line_usage_error(repo: Path, text: str | None, says: str) -> None:
+    if text is not None:
+        (repo / "base.json").write_text(text, encoding="utf-8")
+    code, out, err = run("models", "--baseline", "base.json")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert says in err and "base.json" in err and "Traceback" not in err
+
+
+def test_settings_naming_a_missing_baseline_names_the_settings_file(repo: Path) -> None:
+    (repo / ".shapelint.toml").write_text('baseline = "nope.json"\n', encoding="utf-8")
+    code, _, err = run("models")
+    assert code == 2 and ".shapelint.toml" in err and "nope.json" in err
+
+
+def test_write_baseline_refuses_diff(repo: Path) -> None:
+    assert run("models", "--write-baseline", "b.json", "--diff")[0] == 2
+    assert not (repo / "b.json").exists()
