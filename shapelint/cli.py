@@ -422,8 +422,10 @@ def run_fix(
     if args.show_fixes:
         for line in applied_lines(run):
             shown.write(line + "\n")
-    if any(f.written for f in run.files):
-        result = lint_check(args, file_options)  # report what remains, linted exactly as before
+    # Re-lint when a file was written, or changed on disk since it was linted (another
+    # process fixed it first): report what remains, linted exactly as before.
+    if any(f.written or f.fix.doc.text != f.result.doc.text for f in run.files):
+        result = lint_check(args, file_options)
     return result, run.fixed
 
 
