@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 from shapelint import __version__, _interrupt
 from shapelint.lint.formats.budget import Budget
 from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
-from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
 
 _interrupt.restore()  # from here on, main() catches KeyboardInterrupt itself
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the runner imports every rule: only commands that lint import it
     from shapelint.lint.baseline import Baseline
     from shapelint.lint.dialects.common import KeyAliases
     from shapelint.lint.model import ModelConfig
     from shapelint.lint.report import ReportContext, Reporter
+    from shapelint.lint.runner import LintOptions, LintResult, TargetOptions
     from shapelint.lint.settings import Settings
     from shapelint.perf.gpus import GPU
 
@@ -199,6 +199,8 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
 
 def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
     """The target the flags choose, and the defaults the settings give (same field names)."""
+    from shapelint.lint.runner import TargetOptions
+
     names = [f.name for f in dataclasses.fields(TargetOptions)]
     flags = TargetOptions(**{n: getattr(args, n) for n in names})
     defaults = TargetOptions(**{n: getattr(settings, n) for n in names})
@@ -211,6 +213,8 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     ``--select`` on the command line replaces the settings' select and ignore (as in ruff);
     ``--ignore`` and ``--exclude`` add to them.
     """
+    from shapelint.lint.runner import LintOptions
+
     names = args.gpu or settings.gpu
     gpu_file = args.gpu_file or settings.gpu_file
     try:
@@ -301,6 +305,8 @@ class FileOptions:
 
 def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResult:
     """Lint ``args.paths``, each file under its own settings."""
+    from shapelint.lint.runner import lint_paths
+
     try:
         return lint_paths(args.paths, file_options, args.exclude)
     except FileNotFoundError as exc:
@@ -416,17 +422,14 @@ def run_fix(
     from shapelint.lint.fixer import fix_paths
     from shapelint.lint.report.text import applied_lines
 
-    run = fix_paths(result, args.paths, file_options.of, unsafe=args.unsafe_fixes, relint=False)
+    run = fix_paths(result, args.paths, file_options.of, unsafe=args.unsafe_fixes)
     for line in run.messages():
         err.write(f"shapelint: {line}\n")
     if args.show_fixes:
         for line in applied_lines(run):
             shown.write(line + "\n")
-    # Re-lint when a file was written, or changed on disk since it was linted (another
-    # process fixed it first): report what remains, linted exactly as before.
-    if any(f.written or f.fix.doc.text != f.result.doc.text for f in run.files):
-        result = lint_check(args, file_options)
-    return result, run.fixed
+    # What remains: the written files re-linted from their verified text, the others as linted.
+    return run.result, run.fixed
 
 
 def run_diff(
@@ -570,7 +573,7 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart."""
     import json
 
-    from shapelint.lint.runner import resolve_target
+    from shapelint.lint.runner import LintOptions, resolve_target
     from shapelint.lint.settings import SettingsError, SettingsResolver
     from shapelint.perf.explain import explain, render_explain_text
     from shapelint.perf.gpus import UnsupportedDtypeError
