@@ -494,12 +494,10 @@ def test_runner_api_reports_read_failures_as_findings(tmp_path: Path) -> None:
 def test_keyboard_interrupt_in_main_is_one_line_and_130(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shapelint import cli
-
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "lint_paths", interrupted)
+    monkeypatch.setattr(runner, "lint_paths", interrupted)
     code, out, err = run(".", cwd=tmp_path)
     assert (code, out, err) == (130, "", "shapelint: interrupted\n")
 
