@@ -13,6 +13,9 @@ from pathlib import Path
 # A real config with a known finding: vocab 50257 is not a multiple of 64 (SL101).
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
 GPT2_PY = "n_embd = 768\nn_head = 12\nn_layer = 12\nvocab_size = 50257\n"
+# Two model-shape keys: enough for a file that fails to parse to be reported, not skipped.
+KEYS = "hidden_size = 768\nnum_attention_heads = 12\n"
+YAML_KEYS = "hidden_size: 768\nnum_attention_heads: 12\n"
 SIDE_EFFECT_MARKER = "side-effect-ran.txt"
 
 
@@ -47,13 +50,13 @@ def build(root: Path, marker_dir: Path) -> dict[str, str]:
     put("binary.json", bytes(range(256)) * 4, "skipped")
     put("bad_utf8/config.json", b'{\n  "n_embd": 768,\n  "name": "\xff"\n}\n', "SL000")
     put("deep/config.json", "[" * deep + "]" * deep, "SL000")
-    put("deep.yaml", "hidden_size: 1\nx: " + "[" * deep + "]" * deep + "\n", "SL000")
-    put("deep.toml", "hidden_size = 1\nx = " + "[" * deep + "]" * deep + "\n", "SL000")
-    put("deep_paren.py", "hidden_size = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n", "SL000")
-    put("long_expr.py", "hidden_size = " + " + ".join(["1"] * deep) + "\n", "SL000")
+    put("deep.yaml", YAML_KEYS + "x: " + "[" * deep + "]" * deep + "\n", "SL000")
+    put("deep.toml", KEYS + "x = " + "[" * deep + "]" * deep + "\n", "SL000")
+    put("deep_paren.py", KEYS + "x = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n", "SL000")
+    put("long_expr.py", KEYS + "x = " + " + ".join(["1"] * deep) + "\n", "SL000")
     put(
         "many_assign.py",
-        "hidden_size = 1\n" + "".join(f"x{i} = {i}\n" for i in range(deep)),
+        KEYS + "".join(f"x{i} = {i}\n" for i in range(deep)),
         "SL000",
     )
     put("huge_int/config.json", '{"hidden_size": ' + "7" * 10_000 + "}", "SL000")
@@ -67,9 +70,9 @@ def build(root: Path, marker_dir: Path) -> dict[str, str]:
         "hidden_size: " + "7" * 10_000 + "\nnum_attention_heads: .nan\nvocab_size: .inf\n",
         "SL000",
     )
-    put("huge.toml", "hidden_size = " + "7" * 10_000 + "\n", "SL000")
+    put("huge.toml", "num_attention_heads = 12\nhidden_size = " + "7" * 10_000 + "\n", "SL000")
     put("py2.py", 'print "hello"\nexec "x = 1"\n', "skipped")
-    put("syntax/config.py", "hidden_size = (\n", "SL000")
+    put("syntax/config.py", KEYS + "vocab_size = (\n", "SL000")
     put(
         "side_effects.py",
         f"import os\nopen({str(marker_dir / SIDE_EFFECT_MARKER)!r}, 'w').write('ran')\n"

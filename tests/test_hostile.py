@@ -160,9 +160,9 @@ def test_pre_commit_passes_files_as_a_walk_finds_them(
     ("name", "text"),
     [
         ("config.json", "{\n  // a comment\n}\n"),  # the name says it is a model config
-        ("other.json", '{\n  "hidden_size": 4096, // the text says so\n}\n'),
-        ("train.yaml", "model:\n  num_attention_heads: {{ .Values.heads }}\n"),
-        ("model.py", 'print "n_layer"\nn_layer = 12\n'),
+        ("other.json", '{\n  "hidden_size": 4096, // the text says so\n  "n_head": 32\n}\n'),
+        ("train.yaml", "model:\n  n_layer: 2\n  num_attention_heads: {{ .Values.heads }}\n"),
+        ("model.py", 'print "n_layer"\nn_layer = 12\nn_embd = 768\n'),
     ],
 )
 def test_a_walked_file_that_looks_like_a_model_config_is_reported(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -447,22 +446,9 @@ def _unread_document(source: SourceFile, message: str) -> Document:
 
 # Files whose name says they hold a model config: a parse failure there is always reported.
 MODEL_FILE_NAMES = frozenset({"config.json", "params.json", "model_args.json"})
-# Key names that say a text holds a model's shape (the key families the dialects read).
-_SHAPE_KEY = re.compile(
-    r"\b(?:hidden[_-]size|n_embd|d_model|num[_-]attention[_-]heads|n_head|"
-    r"num[_-](?:hidden[_-])?layers|n_layers?|intermediate[_-]size|ffn[_-]hidden[_-]size|"
-    r"vocab[_-]size|padded[_-]vocab[_-]size|num[_-]key[_-]value[_-]heads|n_kv_heads|"
-    r"n_query_groups|num[_-]query[_-]groups|kv[_-]channels|head[_-]dim|multiple_of|"
-    r"base_emb_dim|base_num_query_heads|base_mlp_dim|max_position_embeddings)\b"
-)
 
 
-def holds_model_keys(text: str) -> bool:
-    """Whether ``text`` names a model-shape key anywhere (cheap: one regex search)."""
-    return _SHAPE_KEY.search(text) is not None
-
-
-def skip_reason(result: FileResult) -> str | None:
+def skip_reason(result: FileResult, extra_keys: KeyAliases | None = None) -> str | None:
     """Why a file that did not parse is skipped rather than reported, or None to report it.
 
     Only a file a walk found (or pre-commit passed) is skipped, and only when neither its
@@ -472,7 +458,10 @@ def skip_reason(result: FileResult) -> str | None:
     source, doc = result.source, result.doc
     if source.explicit or doc.ok or not result.read:
         return None
-    if os.path.basename(source.path).lower() in MODEL_FILE_NAMES or holds_model_keys(doc.text):
+    from shapelint.lint.dialects.shape_keys import holds_model_keys
+
+    named = os.path.basename(source.path).lower() in MODEL_FILE_NAMES
+    if named or holds_model_keys(doc.text, extra_keys):
         return None
     problem = next(p for p in doc.problems if p.code == "SL000")
     return (
@@ -527,7 +516,7 @@ def lint_paths(
         except Exception as exc:  # a bug in shapelint: report it for this file and go on
             result.errors.append(InternalError(source.path, f"{type(exc).__name__}: {exc}"))
             continue
-        reason = skip_reason(file_result)
+        reason = skip_reason(file_result, file_options.extra_keys)
         if reason is None:
             result.files.append(file_result)
         else:
