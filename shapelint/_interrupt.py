@@ -1,9 +1,10 @@
 """Ctrl-C while the command line is starting: one line and exit 130, not a traceback.
 
 `shapelint.cli.main` catches KeyboardInterrupt, but the imports that run before it (most of
-the package) cannot. Importing this module installs a SIGINT handler that exits at once (there
-is nothing to clean up yet); `restore` puts back the previous handler once ``main`` can catch
-the interrupt itself, so a program that imports shapelint keeps its own Ctrl-C behaviour.
+the package) cannot. When started as the console script, ``shapelint/__init__.py`` calls
+`install`: a SIGINT handler that exits at once (there is nothing to clean up yet); `restore`
+puts back the previous handler once ``main`` can catch the interrupt itself. A program that
+imports shapelint as a library keeps its own Ctrl-C behaviour.
 """
 
 from __future__ import annotations
@@ -23,17 +24,19 @@ def exit_now(signum: int, frame: FrameType | None) -> None:
     os._exit(EXIT_CODE)
 
 
-def _install() -> Any:
+_previous: Any = None
+
+
+def install() -> None:
+    """Exit at once on SIGINT (the console script calls this before its imports)."""
+    global _previous
     try:
-        return signal.signal(signal.SIGINT, exit_now)
+        _previous = signal.signal(signal.SIGINT, exit_now)
     except ValueError:  # not the main thread: signals are not ours to change
-        return None
-
-
-_previous = _install()
+        _previous = None
 
 
 def restore() -> None:
-    """Put back the SIGINT handler that was there before this module was imported."""
+    """Put back the SIGINT handler that `install` replaced (nothing when it did not run)."""
     if _previous is not None and signal.getsignal(signal.SIGINT) is exit_now:
         signal.signal(signal.SIGINT, _previous)

@@ -19,8 +19,6 @@ from shapelint import __version__, _interrupt
 from shapelint.lint.formats.budget import Budget
 from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
 
-_interrupt.restore()  # from here on, main() catches KeyboardInterrupt itself
-
 if TYPE_CHECKING:  # the runner imports every rule: only commands that lint import it
     from shapelint.lint.baseline import Baseline
     from shapelint.lint.dialects.common import KeyAliases
@@ -659,7 +657,14 @@ def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Entry point of the ``shapelint`` console script; returns the exit code."""
-    code = _main(argv, out, err)
+    try:
+        # As the console script, Ctrl-C exited at once while importing (``_interrupt``);
+        # from here on it is a KeyboardInterrupt, caught around the whole command.
+        _interrupt.restore()
+        code = _main(argv, out, err)
+    except KeyboardInterrupt:
+        (err or sys.stderr).write("shapelint: interrupted\n")
+        code = 130
     if argv is None:  # the console script: a Ctrl-C on the way out exits quietly too
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGINT, _interrupt.exit_now)

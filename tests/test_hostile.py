@@ -546,3 +546,58 @@ def test_sigint_at_any_moment_of_a_run(tmp_path: Path, delay: float) -> None:
         assert err.count("\n") == 1 or err.splitlines()[-1] == "shapelint: interrupted"
     else:
         assert proc.returncode == 1  # finished before the signal
+
+
+# -- CPU-time budget per file --------------------------------------------------------------------
+
+
+def test_cpu_limit_stops_a_runaway_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shapelint.lint.formats.budget import OverTime, cpu_limit
+
+    start = time.process_time()
+    with pytest.raises(OverTime), cpu_limit(0.2):
+        while True:  # a stage that never ends
+            pass
+    assert time.process_time() - start < 5
+    assert signal.getsignal(signal.SIGVTALRM) in (signal.SIG_DFL, None)
+
+
+def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "slow.yaml").write_text("hidden_size: 768\nnum_attention_heads: 12\n")
+    real = runner.parse
+
+    def slow_parse(path: str, *args: object, **kwargs: object) -> object:
+        if path.endswith("slow.yaml"):
+            while True:  # a reader stuck on some input
+                pass
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "parse", slow_parse)
+    (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
+    code, out, err = run(".", cwd=tmp_path)
+    assert code == 1 and err == ""
+    assert (
+        "slow.yaml:1:1: SL000 too complex to read statically: more than 0.5 s of CPU time; "
+        "the setting max-seconds-per-file raises the limit" in out
+    )
+    assert "config.json:5:17: SL101" in out
+
+
+def test_cpu_limit_is_not_swallowed_by_a_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Readers catch Exception around third-party parsers; the limit is not an Exception."""
+    (tmp_path / "model.py").write_text("n_embd = 768\nn_head = 12\n")
+    import libcst
+
+    def stuck(*args: object, **kwargs: object) -> None:
+        while True:
+            pass
+
+    monkeypatch.setattr(libcst, "parse_module", stuck)
+    (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
+    code, out, _ = run("model.py", cwd=tmp_path)
+    assert code == 1 and "more than 0.5 s of CPU time" in out

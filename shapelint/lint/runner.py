@@ -21,7 +21,7 @@ from shapelint.lint.dialects.common import KeyAliases
 from shapelint.lint.discover import Skipped, SourceFile, discover
 from shapelint.lint.formats import parse
 from shapelint.lint.formats.budget import DEFAULT as DEFAULT_BUDGET
-from shapelint.lint.formats.budget import Budget
+from shapelint.lint.formats.budget import Budget, OverTime, cpu_limit
 from shapelint.lint.model import (
     Attention,
     Dim,
@@ -479,8 +479,25 @@ def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
         doc = _unread_document(source, _read_failure(source.path, exc))
         read = False
     else:
-        doc = parse(source.path, data, source.kind, options.budget)
-    configs, findings, suppressed = lint_document_suppressed(doc, options)
+        try:
+            with cpu_limit(options.budget.max_seconds_per_file):
+                doc = parse(source.path, data, source.kind, options.budget)
+                return _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
+        except OverTime as exc:
+            doc = _unread_document(source, exc.message)
+            doc.text = data.decode("utf-8", errors="replace")  # for the skip triage
+    return _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
+
+
+def _finish(
+    source: SourceFile,
+    doc: Document,
+    configs: list[ModelConfig],
+    findings: list[Finding],
+    suppressed: list[Suppressed],
+    options: LintOptions,
+    read: bool,
+) -> FileResult:
     if options.baseline is not None:
         stale = options.report_unused_ignores and selected("SL008", options, source.path)
         findings = options.baseline.apply(source.path, findings, stale)

@@ -32,7 +32,12 @@ else:  # pragma: no cover - Python 3.10: tomli, the same parser (a dependency th
     tomllib = importlib.import_module("tomli")
 
 SETTINGS_FILES = (".shapelint.toml", "pyproject.toml")
-BUDGET_KEYS = ("max-file-size-mb", "max-python-tokens", "max-expression-tokens")
+BUDGET_KEYS = (
+    "max-file-size-mb",
+    "max-python-tokens",
+    "max-expression-tokens",
+    "max-seconds-per-file",
+)
 
 
 class SettingsError(Exception):
@@ -64,7 +69,7 @@ class Settings:
     # The settings files this one extends, nearest first (``extend = "…"``).
     extends: tuple[str, ...] = ()
     # Per-file work limits (`shapelint.lint.formats.budget`), by setting name; unset: default.
-    budget: Mapping[str, int] = field(default_factory=dict)
+    budget: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def root(self) -> str | None:

@@ -19,14 +19,23 @@ The limits:
 - tokens in the file: `Budget.max_python_tokens`, the setting ``max-python-tokens``.
 
 The byte limit of every file (``max-file-size-mb``) is applied when the file is opened,
-before anything is read (`shapelint.lint.runner`).
+before anything is read (`shapelint.lint.runner`). Every file, of any format, also has a
+CPU-time limit for reading and checking it (``max-seconds-per-file``, `cpu_limit`): the
+limits above keep libcst's native parser within bounds, and this one stops any pure-Python
+stage (YAML composition, constant folding, dialects, rules) that runs away on some input.
+CPU time, not wall time, so a busy machine does not make a file "too complex".
 """
 
 from __future__ import annotations
 
 import io
+import signal
+import threading
 import tokenize
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 
 # Python's own parser limits (CPython's tokenizer: MAXLEVEL and MAXINDENT).
 MAX_NESTING = 200
@@ -48,6 +57,7 @@ class Budget:
     max_file_size_mb: int = 64
     max_python_tokens: int = 100_000
     max_expression_tokens: int = 2_000
+    max_seconds_per_file: float = 10.0
 
     @property
     def max_file_bytes(self) -> int:
@@ -136,3 +146,49 @@ def check_python(text: str, budget: Budget = DEFAULT) -> OverBudget | None:
 def _over(what: str, start: tuple[int, int]) -> OverBudget:
     line, column = start
     return OverBudget(f"too complex to read statically: {what}", line, column + 1)
+
+
+class OverTime(BaseException):
+    """Raised inside `cpu_limit` when the block has used up its CPU time.
+
+    A BaseException, as KeyboardInterrupt is, so that the readers' ``except Exception``
+    around a third-party parser cannot turn it into a syntax error and run on unlimited.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"more than {seconds:g} s of CPU time")
+        self.seconds = seconds
+
+    @property
+    def message(self) -> str:
+        """The SL000 message for the file."""
+        return (
+            f"too complex to read statically: {self}; "
+            "the setting max-seconds-per-file raises the limit"
+        )
+
+
+@contextmanager
+def cpu_limit(seconds: float) -> Iterator[None]:
+    """Raise `OverTime` in the block once the process has spent ``seconds`` of CPU in it.
+
+    Uses the POSIX virtual timer (``SIGVTALRM``), so it works only in the main thread of a
+    POSIX process; elsewhere the block runs without a limit. The previous handler and timer
+    state are restored on the way out.
+    """
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable or seconds <= 0:
+        yield
+        return
+
+    def expired(signum: int, frame: FrameType | None) -> None:
+        raise OverTime(seconds)
+
+    previous = signal.signal(signal.SIGVTALRM, expired)
+    # Again every half second after the first, should something swallow the first.
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds, 0.5)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
