@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the runner imports every rule: only commands that lint impo
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest")
 
 
 class UsageError(Exception):
@@ -172,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="model a config even when it has SL0xx errors"
     )
     add_target_flags(explain)
+    from shapelint.commands import suggest
+
+    suggest.add_parser(sub, add_target_flags)
     return parser
 
 
@@ -693,6 +696,10 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
             return run_explain(args, out, err)
+        if args.command == "suggest":
+            from shapelint.commands.suggest import run_suggest
+
+            return run_suggest(args, out, err)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
