@@ -1121,6 +1121,26 @@ def test_base_imported_from_a_sibling_module_is_read(tmp_path: Path) -> None:
     assert (models / "qwen" / "qwen_provider.py").read_text()[span.start : span.end] == "128"
 
 
+def test_a_base_module_over_the_budget_is_open_and_never_parsed(tmp_path: Path) -> None:
+    # A base module gets the same size/nesting check as a linted file before libcst sees it
+    # (libcst crashes on ~2,000 nested brackets); over the budget, the base is open.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    deep = "(" * 300 + "1" + ")" * 300
+    (pkg / "base.py").write_text(f"X = {deep}\nclass Base:\n    n_head = 8\n")
+    (pkg / "fine.py").write_text("class Fine:\n    n_head = 8\n")
+    child = pkg / "child.py"
+    child.write_text(
+        "from .base import Base\nfrom .fine import Fine\n"
+        "class Child(Base):\n    n_embd = 512\n"
+        "class Other(Fine):\n    n_embd = 512\n"
+    )
+    doc = parse(str(child), child.read_bytes(), "python")
+    assert cand(doc, "Child").open_bases == ("Base",)
+    assert cand(doc, "Other").open_bases == ()
+
+
 def test_import_outside_the_package_tree_or_a_cycle_is_open(tmp_path: Path) -> None:
     models = _package(tmp_path)
     (models / "a.py").write_text("from .b import B\nclass A(B):\n    n_embd = 1\n")

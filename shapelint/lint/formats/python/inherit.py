@@ -37,6 +37,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from shapelint.lint.formats.budget import check_python
 from shapelint.lint.source import Entry, decode
 
 if TYPE_CHECKING:
@@ -250,6 +251,8 @@ class ModuleResolver:
                 return None
             with open(path, "rb") as handle:
                 text = decode(handle.read())[0]
+            if check_python(text) is not None:
+                return None  # over the size/nesting budget: libcst may hang or crash on it
             module = cst.parse_module(text)
             positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
             reader: Reader = Reader(path, text, module, positions, self)
