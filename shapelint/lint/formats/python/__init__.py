@@ -47,8 +47,9 @@ from ``python -c``); duplicate dict keys and repeated keyword arguments become `
 one) fill ``Document.suppressions``.
 
 The package: `evaluate` (the static evaluator: constant folding, strings), `scope` (what a
-statement binds, nested blocks), `values` (spans and tree nodes), `extract` (the `Reader` that
-finds the candidates). `parse_python` is the one entry point.
+statement binds, nested blocks), `values` (spans and tree nodes), `inherit` (base classes,
+read in the package tree), `classes` (class bodies), `extract` (the `Reader` that finds the
+candidates). `parse_python` is the one entry point.
 """
 
 from __future__ import annotations
