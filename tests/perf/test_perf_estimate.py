@@ -168,9 +168,45 @@ def test_plot_without_matplotlib_names_the_extra(
         plot_roofline(data, tmp_path / "roofline.png")
 
 
-def test_plot_draws_when_matplotlib_is_installed(tmp_path: Path) -> None:
+def _overlap(a: object, b: object) -> bool:
+    return bool(a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "target"),
+    [
+        (config(**GPT2), Target(gpu=H100, seq_len=1024)),
+        (
+            config(True, hidden=4096, heads=32, layers=32, ffn=11008, vocab=32001),
+            Target(gpu=lookup("a100"), micro_batch=2, seq_len=2048, tp=2, attention="unfused"),
+        ),
+    ],
+)
+def test_plot_labels_do_not_collide(tmp_path: Path, cfg: ModelConfig, target: Target) -> None:
     pytest.importorskip("matplotlib")
-    data = explain(config(**GPT2), Target(gpu=H100))
+    data = explain(cfg, target)
     out = tmp_path / "roofline.png"
-    plot_roofline(data, out)
+    layout = plot_roofline(data, out)
     assert out.stat().st_size > 0
+    labels, boxes = layout["labels"], layout["boxes"]
+    assert len(labels) >= 4
+    # Every GEMM that loses time to alignment is labelled with the share it loses.
+    for g in data["gemms"]:
+        if g["lost_alignment"] >= 0.01:
+            want = f"{g['name']} {g['pass']} (−{g['lost_alignment']:.0%} alignment)"
+            assert want in layout["texts"]
+    # No label overlaps another label, the title, the legend or the summary box.
+    for i, a in enumerate(labels):
+        assert not any(_overlap(a, b) for b in labels[i + 1 :])
+        assert not any(_overlap(a, b) for b in boxes.values())
+
+
+def test_plot_title_summary_and_misaligned_labels() -> None:
+    from shapelint.perf.plot import ALIGN_SHARE, summary, title
+
+    data = explain(config(**GPT2), Target(gpu=H100, seq_len=1024))
+    assert "H100-SXM" in title(data) and "seq 1024" in title(data) and "test" in title(data)
+    text = summary(data)
+    assert "memory-bound ops" in text and "optimizer" in text
+    misaligned = [g for g in data["gemms"] if g["lost_alignment"] >= ALIGN_SHARE]
+    assert {g["name"] for g in misaligned} == {"logits"}  # the odd vocab, nothing else
