@@ -247,3 +247,37 @@ def test_step_summary_marks_unsafe_fixes(tmp_path: Path, monkeypatch: pytest.Mon
     assert sum("**unsafe**, `--unsafe-fixes`" in r for r in rows) == 1
     assert sum("(safe, `--fix`)" in r for r in rows) == 1
     assert "Estimated for: H100-SXM, bf16\\*" in summary.read_text(encoding="utf-8")
+
+
+# --- --diff applies with git apply and patch -p1 ------------------------------------------
+
+
+@pytest.mark.parametrize("tool", ["git", "patch"])
+def test_diff_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed")
+    (tmp_path / "models" / "gpt2").mkdir(parents=True)
+    (tmp_path / "models" / "gpt2" / "config.json").write_text(GPT2, encoding="utf-8")
+    yaml_text = "# model\nhidden_size: 768\nnum_attention_heads: 12\nnum_hidden_layers: 12\nvocab_size: 50257"
+    (tmp_path / "train.yaml").write_bytes(yaml_text.encode())  # no final newline
+    monkeypatch.chdir(tmp_path)
+    code, diff, _ = run("--diff", ".")
+    assert code == 1
+    assert "--- a/models/gpt2/config.json\n+++ b/models/gpt2/config.json\n" in diff
+    assert "--- a/train.yaml\n+++ b/train.yaml\n" in diff
+    (tmp_path / "fix.patch").write_text(diff, encoding="utf-8")
+    if tool == "git":
+        subprocess.run(["git", "init", "-q"], check=True)
+        cmd = ["git", "apply", "fix.patch"]
+    else:
+        cmd = ["patch", "-p1", "-i", "fix.patch"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "models" / "gpt2" / "config.json").read_text() == GPT2.replace(
+        "50257", "50304"
+    )
+    assert (tmp_path / "train.yaml").read_bytes() == yaml_text.replace("50257", "50304").encode()
+    assert run("--diff", ".")[0] == 0  # nothing left to fix
