@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
 from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
-from shapelint.lint.runner import LintOptions, LintResult, TargetOptions, lint_paths
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the runner imports every rule: only commands that lint import it
     from shapelint.lint.baseline import Baseline
     from shapelint.lint.dialects.common import KeyAliases
     from shapelint.lint.model import ModelConfig
     from shapelint.lint.report import ReportContext, Reporter
+    from shapelint.lint.runner import LintOptions, LintResult, TargetOptions
     from shapelint.lint.settings import Settings
     from shapelint.perf.gpus import GPU
 
@@ -195,6 +195,8 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
 
 def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
     """The target the flags choose, and the defaults the settings give (same field names)."""
+    from shapelint.lint.runner import TargetOptions
+
     names = [f.name for f in dataclasses.fields(TargetOptions)]
     flags = TargetOptions(**{n: getattr(args, n) for n in names})
     defaults = TargetOptions(**{n: getattr(settings, n) for n in names})
@@ -207,6 +209,8 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     ``--select`` on the command line replaces the settings' select and ignore (as in ruff);
     ``--ignore`` and ``--exclude`` add to them.
     """
+    from shapelint.lint.runner import LintOptions
+
     names = args.gpu or settings.gpu
     gpu_file = args.gpu_file or settings.gpu_file
     try:
@@ -296,6 +300,8 @@ class FileOptions:
 
 def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResult:
     """Lint ``args.paths``, each file under its own settings."""
+    from shapelint.lint.runner import lint_paths
+
     try:
         return lint_paths(args.paths, file_options, args.exclude)
     except FileNotFoundError as exc:
@@ -411,15 +417,14 @@ def run_fix(
     from shapelint.lint.fixer import fix_paths
     from shapelint.lint.report.text import applied_lines
 
-    run = fix_paths(result, args.paths, file_options.of, unsafe=args.unsafe_fixes, relint=False)
+    run = fix_paths(result, args.paths, file_options.of, unsafe=args.unsafe_fixes)
     for line in run.messages():
         err.write(f"shapelint: {line}\n")
     if args.show_fixes:
         for line in applied_lines(run):
             shown.write(line + "\n")
-    if any(f.written for f in run.files):
-        result = lint_check(args, file_options)  # report what remains, linted exactly as before
-    return result, run.fixed
+    # What remains: the written files re-linted from their verified text, the others as linted.
+    return run.result, run.fixed
 
 
 def run_diff(
@@ -561,7 +566,7 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart."""
     import json
 
-    from shapelint.lint.runner import resolve_target
+    from shapelint.lint.runner import LintOptions, resolve_target
     from shapelint.lint.settings import SettingsError, SettingsResolver
     from shapelint.perf.explain import explain, render_explain_text
     from shapelint.perf.gpus import UnsupportedDtypeError

@@ -26,11 +26,9 @@ from shapelint.lint.formats import parse
 from shapelint.lint.model import Edit, Finding, Fix
 from shapelint.lint.runner import (
     FileResult,
-    InternalError,
     LintOptions,
     LintResult,
     lint_document,
-    lint_file,
 )
 from shapelint.lint.source import Document, Mapping, Node, Scalar, encode
 from shapelint.lint.source import Sequence as SeqNode
@@ -147,6 +145,9 @@ class DocumentFix:
     applied: list[Finding] = field(default_factory=list)
     failed: list[FailedFix] = field(default_factory=list)
     passes: int = 0
+    # The verified document of ``text`` (``doc`` when nothing changed): the re-lint after a
+    # write reads it instead of parsing the written bytes again.
+    final: Document | None = None
 
     @property
     def changed(self) -> bool:
@@ -293,18 +294,20 @@ def fix_document(
     *,
     unsafe: bool = False,
     max_passes: int = MAX_PASSES,
+    findings: Sequence[Finding] | None = None,
 ) -> DocumentFix:
     """Fix ``doc`` until no allowed fix remains (at most ``max_passes`` passes).
 
     Each pass applies every chosen fix in one splice and verifies the whole; when that fails,
     the pass falls back to adding fixes one at a time so that only the fixes that fail
     verification are rejected (and reported), not their neighbours. A file that did not
-    parse is never fixed.
+    parse is never fixed. ``findings`` are ``doc``'s findings under ``options`` when the
+    caller has them already.
     """
-    result = DocumentFix(doc, doc.text)
+    result = DocumentFix(doc, doc.text, final=doc)
     if not doc.ok:
         return result
-    _, current = lint_document(doc, options)
+    current = list(findings) if findings is not None else lint_document(doc, options)[1]
     current_doc = doc
     rejected: set[Ident] = set()
     for _ in range(max_passes):
@@ -324,6 +327,7 @@ def fix_document(
         current_doc, current = outcome
         result.applied.extend(accepted)
     result.text = current_doc.text
+    result.final = current_doc
     return result
 
 
@@ -501,8 +505,13 @@ def fix_paths(
                 FileFix(file_result, unread, b"", 0, 0, error=f"cannot read: {exc.strerror}")
             )
             continue
-        doc = parse(source.path, snap.data, source.kind)
-        fixed = fix_document(doc, file_options, unsafe=unsafe)
+        linted = file_result.doc
+        if encode_like(linted.text, snap.data, linted.encoding, linted.bom) == snap.data:
+            # Unchanged since it was linted: the same bytes parse to the same document.
+            fixed = fix_document(linted, file_options, unsafe=unsafe, findings=file_result.findings)
+        else:
+            doc = parse(source.path, snap.data, source.kind)
+            fixed = fix_document(doc, file_options, unsafe=unsafe)
         file_fix = FileFix(file_result, fixed, snap.data, snap.mtime_ns, snap.size)
         run.files.append(file_fix)
         if not fixed.changed or not write:
@@ -515,10 +524,10 @@ def fix_paths(
             continue
         if not relint:
             continue
-        try:
-            relinted[source.path] = lint_file(source, file_options)
-        except OSError as exc:
-            errors.append(InternalError(source.path, f"cannot read file: {exc.strerror}"))
+        # What was written is the verified document's text: lint that document, not the file.
+        final = fixed.final or parse(source.path, file_fix.new_bytes(), source.kind)
+        configs, findings = lint_document(final, file_options)
+        relinted[source.path] = FileResult(source, final, configs, findings)
     if relinted or len(errors) > len(result.errors):
         files = [relinted.get(r.source.path, r) for r in result.files]
         run.result = LintResult(files=files, errors=errors)

@@ -20,7 +20,6 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +91,9 @@ EMPTY = Settings()
 
 
 def _schema() -> dict[str, Any]:
-    text = resources.files("shapelint.lint").joinpath("settings.schema.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "settings.schema.json")
+    with open(path, encoding="utf-8") as fh:
+        schema: dict[str, Any] = json.load(fh)
     return schema
 
 

@@ -5,6 +5,12 @@ A user may pass a YAML file of their own with the same layout: its entries are v
 against ``gpus.schema.json`` and merged over the built-in ones (a user entry with the name or an
 alias of a built-in GPU replaces it for that name).
 
+The built-in table is read from ``gpus_snapshot.json``, the YAML parsed once and stored with
+the digest of the YAML text it came from (``python scripts/gen_gpu_snapshot.py`` writes it), so
+a run neither imports PyYAML nor parses YAML for it. When ``gpus.yaml`` no longer matches the
+digest, the YAML itself is parsed: an edited table is never read stale, only more slowly (and
+``tests/perf/test_gpu_snapshot.py`` fails until the snapshot is regenerated).
+
 Names are matched case-insensitively, with ``-``, ``_`` and spaces ignored, so ``h100``,
 ``H100_SXM`` and ``h100 sxm`` all find an entry when it has the matching name or alias.
 """
@@ -14,15 +20,15 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
+from shapelint.digest import digest
 
 DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
@@ -32,7 +38,9 @@ ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
 )
 
 _BUILTIN = "gpus.yaml"
+_SNAPSHOT = "gpus_snapshot.json"
 _SCHEMA = "gpus.schema.json"
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class GPUTableError(ValueError):
@@ -146,9 +154,17 @@ class GPUTable:
         return isinstance(name, str) and normalize(name) in self._index
 
 
+def _package_text(name: str) -> str:
+    with open(os.path.join(_HERE, name), encoding="utf-8") as fh:
+        return fh.read()
+
+
 def _read_yaml(text: str, label: str) -> dict[str, Any]:
+    import yaml  # only for a user's GPU file or a built-in table newer than its snapshot
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
@@ -160,8 +176,7 @@ def _read_yaml(text: str, label: str) -> dict[str, Any]:
 
 
 def _schema() -> dict[str, Any]:
-    text = resources.files("shapelint.perf").joinpath(_SCHEMA).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(_package_text(_SCHEMA))
     return schema
 
 
@@ -240,10 +255,38 @@ def _index(gpus: Mapping[str, GPU], label: str) -> dict[str, str]:
     return index
 
 
+def snapshot_text(yaml_text: str) -> str:
+    """The snapshot file for the GPU table ``yaml_text``: its digest and parsed data, as JSON."""
+    data = _read_yaml(yaml_text, _BUILTIN)
+    snapshot = {"yaml_digest": digest(yaml_text.encode("utf-8")), "data": data}
+    return json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n"
+
+
+def data_from(yaml_text: str, snapshot: str | None) -> dict[str, Any]:
+    """The table in ``yaml_text``: from ``snapshot`` when it was made from this very text,
+    else parsed from the YAML."""
+    if snapshot is not None:
+        try:
+            stored = json.loads(snapshot)
+        except ValueError:
+            stored = None
+        if (
+            isinstance(stored, dict)
+            and isinstance(stored.get("data"), dict)
+            and stored.get("yaml_digest") == digest(yaml_text.encode("utf-8"))
+        ):
+            data: dict[str, Any] = stored["data"]
+            return data
+    return _read_yaml(yaml_text, _BUILTIN)
+
+
 def builtin_data() -> dict[str, Any]:
-    """The built-in table as parsed YAML (for validation in tests)."""
-    text = resources.files("shapelint.perf").joinpath(_BUILTIN).read_text(encoding="utf-8")
-    return _read_yaml(text, _BUILTIN)
+    """The built-in table's data (from its snapshot when current, else from the YAML)."""
+    try:
+        snapshot: str | None = _package_text(_SNAPSHOT)
+    except OSError:
+        snapshot = None
+    return data_from(_package_text(_BUILTIN), snapshot)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,133 @@
+"""Speed regression guards that are not timed: what a run imports, and how often it parses.
+
+A pre-commit hook pays for every module it imports on every commit: a JSON-only run must not
+import libcst, PyYAML or jsonschema (or the readers that need them), and ``--version`` must not
+import the rules. Each file is read and parsed once per lint.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from shapelint import cli
+from shapelint.lint import formats
+
+REPO = Path(__file__).resolve().parent.parent
+FIX_DATA = REPO / "tests" / "data" / "fix"
+GPT2 = '{"n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": 50257}\n'
+
+HEAVY = ("libcst", "yaml", "jsonschema")
+READERS = ("yaml", "python", "toml")
+
+# Runs the CLI in a fresh interpreter and prints the exit code, then every imported module.
+PROBE = """
+import contextlib, io, sys
+from shapelint.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:], out, io.StringIO())
+print(code)
+print(out.getvalue().count("SL"))
+print("\\n".join(sorted(sys.modules)))
+"""
+
+
+def imported(tmp_path: Path, *argv: str) -> tuple[int, int, set[str]]:
+    """Exit code, number of findings printed, and the modules a CLI run imported."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = proc.stdout.splitlines()
+    return int(lines[0]), int(lines[1]), set(lines[2:])
+
+
+def _heavy(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in names)
+
+
+def test_json_run_imports_no_libcst_yaml_or_jsonschema(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    code, findings, modules = imported(tmp_path, "check", "config.json")
+    assert code == 1 and findings >= 1  # the rules and the estimates really ran
+    assert "shapelint.lint.formats.json" in modules
+    assert _heavy(modules, HEAVY) == []
+    assert "shapelint.lint.formats.yaml" not in modules
+    assert "shapelint.lint.formats.toml" not in modules
+    # Package data is read from files, not through importlib.resources (~5 ms of imports).
+    assert "importlib.resources" not in modules
+
+
+def test_yaml_run_imports_no_libcst_or_jsonschema(tmp_path: Path) -> None:
+    shutil.copyfile(FIX_DATA / "neox.yml", tmp_path / "neox.yml")
+    code, findings, modules = imported(tmp_path, "check", "neox.yml")
+    assert code == 1 and findings >= 1
+    assert "yaml" in modules
+    assert _heavy(modules, ("libcst", "jsonschema")) == []
+
+
+def test_python_run_imports_no_yaml_or_jsonschema(tmp_path: Path) -> None:
+    shutil.copyfile(FIX_DATA / "nanogpt.py", tmp_path / "model.py")
+    code, findings, modules = imported(tmp_path, "check", "model.py")
+    assert code == 1 and findings >= 1
+    assert "libcst" in modules
+    assert _heavy(modules, ("yaml", "jsonschema")) == []
+
+
+def test_version_imports_no_rules(tmp_path: Path) -> None:
+    code, _, modules = imported(tmp_path, "--version")
+    assert code == 0
+    assert not [m for m in modules if m.startswith(("shapelint.rules", "shapelint.perf"))]
+    assert "shapelint.lint.runner" not in modules
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts every parse, by path (all readers go through `formats._parse_text`)."""
+    counts: Counter[str] = Counter()
+    real = formats._parse_text
+
+    def counting(path: str, text: str, kind: str) -> object:
+        counts[Path(path).name] += 1
+        return real(path, text, kind)
+
+    monkeypatch.setattr(formats, "_parse_text", counting)
+    return counts
+
+
+def _mixed_tree(root: Path) -> list[str]:
+    names = ["gpt2.json", "neox.yml", "megatron.yaml", "nanogpt.py"]
+    for name in names:
+        shutil.copyfile(FIX_DATA / name, root / name)
+    (root / "clean.toml").write_text("[model]\nname = 'x'\n")
+    return [*names, "clean.toml"]
+
+
+def test_each_file_is_parsed_once_per_lint(tmp_path: Path, parses: Counter[str]) -> None:
+    names = _mixed_tree(tmp_path)
+    code = cli.main(["check", str(tmp_path)], io.StringIO(), io.StringIO())
+    assert code == 1
+    assert parses == Counter(dict.fromkeys(names, 1))
+
+
+def test_fix_parses_a_fixed_file_once_more_to_verify_it(
+    tmp_path: Path, parses: Counter[str]
+) -> None:
+    names = _mixed_tree(tmp_path)
+    before = {n: (tmp_path / n).read_bytes() for n in names}
+    cli.main(["check", "--fix", str(tmp_path)], io.StringIO(), io.StringIO())
+    fixed = {n for n in names if (tmp_path / n).read_bytes() != before[n]}
+    assert fixed == {"gpt2.json", "megatron.yaml", "nanogpt.py"}
+    # Lint once; verify the fixed text once (one pass); the report re-lints that verified
+    # document instead of reading the written file back; untouched files are not re-read.
+    assert parses == Counter({n: 2 if n in fixed else 1 for n in names})
