@@ -149,26 +149,10 @@ __all__ = [
 
 
 def consistent_dims(config: ModelConfig, changes: dict[Dim, int]) -> dict[Dim, int]:
-    """``changes`` plus the derived dims they imply (head dim, KV heads, 4×hidden FFN).
+    """``changes`` plus the derived dims they imply (head dim, KV heads, FFN width …).
 
     A fix edits written values; dims derived from them must follow, or the performance model
-    would estimate a config no framework would build.
+    would estimate a config no framework would build. Each derived dim is recomputed with the
+    formula of the dialect that derived it (`ModelConfig.rederive`), never another framework's.
     """
-    out = dict(changes)
-    h = out.get(Dim.HIDDEN, config.int(Dim.HIDDEN))
-    a = out.get(Dim.HEADS, config.int(Dim.HEADS))
-    head_dim, kv, ffn = config.get(Dim.HEAD_DIM), config.get(Dim.KV_HEADS), config.get(Dim.FFN)
-    if (
-        head_dim is not None
-        and head_dim.formula == "hidden / heads"
-        and h
-        and a
-        and h % a == 0
-        and Dim.HEAD_DIM not in out
-    ):
-        out[Dim.HEAD_DIM] = h // a
-    if kv is not None and kv.formula.startswith("= heads") and Dim.HEADS in out:
-        out.setdefault(Dim.KV_HEADS, out[Dim.HEADS])
-    if ffn is not None and ffn.formula.startswith("4 × hidden") and Dim.HIDDEN in out:
-        out.setdefault(Dim.FFN, 4 * out[Dim.HIDDEN])
-    return out
+    return config.rederive(changes)
