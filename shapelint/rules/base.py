@@ -49,13 +49,14 @@ class Rule:
         related: Iterable[Value] = (),
         fix: Fix | None = None,
     ) -> Finding:
-        """A finding of this rule pointing at ``value`` in ``config``."""
+        """A finding of this rule pointing at ``value`` in ``config`` (in the file where the
+        value is written: a Python class's inherited value may sit in its base's file)."""
         return Finding(
             code=self.code,
             name=self.name,
             severity=self.severity,
             message=message,
-            path=config.path,
+            path=value.span.path if written_elsewhere(config, value) else config.path,
             span=value.span,
             config=config.name,
             key=value.key,
@@ -113,7 +114,7 @@ def make_fix(
 ) -> Fix | None:
     """A fix that sets each written (non-derived) value to a new one; None if any is derived."""
     pairs = list(changes)
-    if not pairs or any(v.derived or not v.known for v, _ in pairs):
+    if not pairs or any(v.derived or not v.known or written_elsewhere(config, v) for v, _ in pairs):
         return None
     edits = tuple(Edit(v.span, v.key, v.value, new) for v, new in pairs)
     return Fix(
@@ -122,6 +123,12 @@ def make_fix(
         edits=edits,
         dims=tuple(dims),
     )
+
+
+def written_elsewhere(config: ModelConfig, value: Value) -> bool:
+    """True when ``value`` is written in another file than ``config`` (a Python base class
+    imported from a sibling module): it is read, and never fixed from this file."""
+    return bool(value.span.path) and bool(config.path) and value.span.path != config.path
 
 
 def pow2_factor(n: int) -> int:

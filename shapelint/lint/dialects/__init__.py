@@ -86,8 +86,18 @@ def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelCo
     for group in _groups(doc.candidates):
         lead = _group_dialect(group) if len(group) > 1 else None
         for candidate in group:
-            configs.extend(resolve(doc, candidate, keys, lead))
+            found = resolve(doc, candidate, keys, lead)
+            if candidate.open_bases:
+                found = [stated_only(c) for c in found]
+            configs.extend(found)
     return configs
+
+
+def stated_only(config: ModelConfig) -> ModelConfig:
+    """``config`` of a Python class with a base that could not be read: a derived value or a
+    framework default might be overridden there, so only stated values stay known."""
+    dims = {d: replace(v, known=False) if v.derived else v for d, v in config.dims.items()}
+    return replace(config, dims=dims)
 
 
 def claims(candidate: Candidate, lead: ModuleType | None = None) -> list[ModuleType]:
