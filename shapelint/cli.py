@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the runner imports every rule: only commands that lint impo
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest")
 
 
 class UsageError(Exception):
@@ -170,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="model a config even when it has SL0xx errors"
     )
     add_target_flags(explain)
+    from shapelint.commands import suggest
+
+    suggest.add_parser(sub, add_target_flags)
     return parser
 
 
@@ -673,6 +676,10 @@ def main(
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
             return run_explain(args, out, err)
+        if args.command == "suggest":
+            from shapelint.commands.suggest import run_suggest
+
+            return run_suggest(args, out, err)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
