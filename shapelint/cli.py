@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the runner imports every rule: only commands that lint impo
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "server")
 
 
 class UsageError(Exception):
@@ -173,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     from shapelint.commands import suggest
 
     suggest.add_parser(sub, add_target_flags)
+    server = sub.add_parser("server", help="language server over stdio (needs shapelint[lsp])")
+    server.add_argument("--config", metavar="FILE", help="settings file for every document")
     return parser
 
 
@@ -241,6 +243,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
         report_unused_ignores=args.report_unused_ignores,
         baseline=_baseline(args, settings),
         severity=settings.severity,
+        rule_options=settings.rule_options,
     )
 
 
@@ -625,6 +628,20 @@ def _plot(results: list[dict[str, Any]], path: str) -> None:
         raise UsageError(f"cannot draw {path}: {exc}") from None
 
 
+def run_server(args: argparse.Namespace) -> int:
+    """``shapelint server``: the language server, each document linted as ``check`` would."""
+    from shapelint.server import MissingExtraError, serve
+
+    check = build_parser().parse_args(
+        ["check", *(["--config", args.config] if args.config else [])]
+    )
+    file_options = FileOptions(check)
+    try:
+        return serve(file_options)
+    except MissingExtraError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_gpus(gpu_file: str | None, out: TextIO) -> int:
     """``shapelint gpus``: the GPU table."""
     from shapelint.perf.gpus import GPUTableError, load_table
@@ -676,6 +693,8 @@ def main(
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
             return run_explain(args, out, err)
+        if args.command == "server":
+            return run_server(args)
         if args.command == "suggest":
             from shapelint.commands.suggest import run_suggest
 

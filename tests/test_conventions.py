@@ -283,3 +283,16 @@ def test_diff_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
     )
     assert (tmp_path / "train.yaml").read_bytes() == yaml_text.replace("50257", "50304").encode()
     assert run("--diff", ".")[0] == 0  # nothing left to fix
+
+
+def test_test_caches_stay_out_of_the_tree() -> None:
+    """Downloaded wheels (``.cache``, a symlink to a shared folder) and the hypothesis
+    database are git-ignored, so no test run leaves files for ``git add``."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    for name in (".cache", ".hypothesis/examples/x"):
+        proc = subprocess.run(["git", "check-ignore", "-q", name], cwd=REPO, check=False)
+        assert proc.returncode == 0, f"{name} is not git-ignored"

@@ -12,7 +12,7 @@ import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
@@ -72,6 +72,8 @@ class LintOptions:
     baseline: Baseline | None = None
     # Settings' [severity]: code or prefix → "error" | "warning" | "info" | "off".
     severity: Mapping[str, str] = field(default_factory=dict)
+    # Settings' [rules.CODE] tables: code → that rule's Options (rules.options).
+    rule_options: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -295,7 +297,13 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
     for module in config_rules():
         if not selected(module.RULE.code, options, config.path):
             continue
-        for finding in module.check(config, primary):
+        tuned = options.rule_options.get(module.RULE.code)
+        found = (
+            module.check(config, primary)
+            if tuned is None
+            else cast(Any, module).check(config, primary, options=tuned)
+        )
+        for finding in found:
             finding = with_severity(_with_estimates(finding, config, targets, options), options)
             if (
                 finding.severity != "error"
