@@ -284,11 +284,12 @@ def test_readme_snippet_names_real_hooks_and_no_invented_tag() -> None:
 @pytest.mark.network
 @pytest.mark.parametrize("hook_id", readme_hook_ids())
 def test_try_repo_with_the_readme_hook_ids(
-    hook_repo: tuple[Path, str], work: Path, tmp_path: Path, hook_id: str
+    hook_repo: tuple[Path, str], work: Path, pre_commit_home: Path, hook_id: str
 ) -> None:
     repo, _ = hook_repo
     add(work, "models/gpt2/config.json", GPT2)
-    proc = pre_commit(work, tmp_path / "home", "try-repo", str(repo), hook_id, "--all-files")
+    # One pre-commit home for both ids: the hook environment is installed once.
+    proc = pre_commit(work, pre_commit_home, "try-repo", str(repo), hook_id, "--all-files")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "Failed" in out, out
     gpt2 = (work / "models/gpt2/config.json").read_text(encoding="utf-8")
