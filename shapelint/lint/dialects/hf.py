@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    derived,
+    looks_like_model,
+    resolve,
+    scalar_value,
+)
+from shapelint.lint.dialects.llama import llama_ffn
 from shapelint.lint.model import Derivation, Dim, ModelConfig
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar, Sequence
 
@@ -246,6 +254,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
                 derived(4 * (b.int(Dim.HIDDEN) or 0), (hidden,), "4 × hidden (n_inner)"),
                 lambda get: 4 * h if (h := get(Dim.HIDDEN)) else None,
             )
+    _llama_ffn(b)
     b.take(Dim.LAYERS, *LAYERS)
     b.take(Dim.VOCAB, "vocab_size")
     b.take(Dim.PADDED_VOCAB, "padded_vocab_size")
@@ -264,7 +273,49 @@ def _take_common(b: Builder, stack: str = "") -> None:
         b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
     b.take(Dim.DTYPE, *DTYPE)
     b.take(Dim.TP, "tensor_parallel_size", "tp_size")
-    b.gated_mlp = _gated(b)
+    _take_quantization(b)
+    b.gated_mlp = b.gated_mlp or _gated(b)
+
+
+def _llama_ffn(b: Builder) -> None:
+    """Llama's ``FeedForward`` width when only its knobs are stated (``multiple_of``,
+    ``ffn_dim_multiplier``, or keys a user mapped to them): the mapped keys go through the
+    same formula as ``params.json``."""
+    multiple = b.take(Dim.FFN_MULTIPLE, "multiple_of")
+    mult = b.take(Dim.FFN_MULTIPLIER, "ffn_dim_multiplier")
+    hidden, h = b.dims.get(Dim.HIDDEN), b.int(Dim.HIDDEN)
+    if Dim.FFN in b.dims or multiple is None or hidden is None or not h:
+        return
+    m = multiple.as_int
+    factor = mult.value if mult is not None and isinstance(mult.value, int | float) else None
+    if factor is not None and isinstance(factor, bool):
+        return
+    if m is None or m <= 0 or (mult is not None and factor is None and mult.value is not None):
+        return
+    sources = (hidden, multiple) + ((mult,) if mult is not None else ())
+    formula = "multiple_of · ⌈int(ffn_dim_multiplier · int(8·dim/3)) / multiple_of⌉"
+    b.derive(
+        Dim.FFN,
+        derived(llama_ffn(h, m, factor), sources, formula),
+        lambda get: (
+            llama_ffn(x, get(Dim.FFN_MULTIPLE) or 1, factor) if (x := get(Dim.HIDDEN)) else None
+        ),
+    )
+    b.gated_mlp = True
+
+
+def _take_quantization(b: Builder) -> None:
+    """A checkpoint's ``quantization_config``: method, bits, group size, FP8 weight blocks."""
+    q = "quantization_config."
+    b.take(Dim.QUANT_METHOD, q + "quant_method")
+    b.take(Dim.QUANT_BITS, q + "bits", q + "w_bit")
+    b.take(Dim.QUANT_GROUP_SIZE, q + "group_size", q + "q_group_size")
+    b.take(Dim.QUANT_SYM, q + "sym")
+    hit = resolve(b.root, q + "weight_block_size", b.candidate.key_prefix)
+    if hit is not None and isinstance(hit[1], Sequence) and len(hit[1].items) == 2:
+        block_n, block_k = hit[1].items
+        b.set(Dim.QUANT_BLOCK_N, scalar_value(block_n, f"{hit[0]}[0]"))
+        b.set(Dim.QUANT_BLOCK_K, scalar_value(block_k, f"{hit[0]}[1]"))
 
 
 def _chatglm_groups(b: Builder) -> None:
