@@ -252,6 +252,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     flags, defaults = _targets(args, settings)
     return LintOptions(
         gpus=gpus,
+        gpu_default=not names,
         flags=flags,
         defaults=defaults,
         select=select,

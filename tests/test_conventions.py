@@ -213,11 +213,13 @@ def test_text_report_states_the_target_once_marking_defaults(tmp_path: Path) -> 
     lines = [ln for ln in out.splitlines() if ln.startswith("Estimated for")]
     # GPT-2's n_positions is absent here: the sequence is the default too.
     assert lines == [
-        "Estimated for: H100-SXM, bf16*, train*, micro-batch 1*, seq 4096*, tp 1* "
+        "Estimated for: H100-SXM*, bf16*, train*, micro-batch 1*, seq 4096*, tp 1* "
         "(* = built-in default; choose with flags or [tool.shapelint])"
     ]
     _, out, _ = run(str(tmp_path), "--micro-batch", "12", "--dtype", "fp16")
-    assert "Estimated for: H100-SXM, fp16, train*, micro-batch 12, seq 4096*, tp 1*" in out
+    assert "Estimated for: H100-SXM*, fp16, train*, micro-batch 12, seq 4096*, tp 1*" in out
+    _, out, _ = run(str(tmp_path), "--gpu", "h100")
+    assert "Estimated for: H100-SXM, bf16*, train*" in out
     (tmp_path / ".shapelint.toml").write_text("seq-len = 2048\n", encoding="utf-8")
     _, out, _ = run(str(tmp_path))
     assert "micro-batch 1*, seq 2048, tp 1*" in out
@@ -230,6 +232,7 @@ def test_json_and_sarif_carry_the_target_per_config(gpt2: Path) -> None:
     assert c["target"]["tp"] == 2 and c["target"]["origins"]["tp"] == "flag"
     assert c["target"]["gpu"] == ["A100-SXM-80GB"]
     assert c["target"]["defaults"] == ["dtype", "mode", "micro_batch", "seq_len", "attention"]
+    assert c["target"]["origins"]["gpu"] == "chosen"
     _, out, _ = run(str(gpt2), "--format", "sarif", "--micro-batch", "2")
     (result,) = json.loads(out)["runs"][0]["results"]
     assert result["properties"]["target"]["micro_batch"] == 2
@@ -248,7 +251,7 @@ def test_step_summary_marks_unsafe_fixes(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(rows) == 2
     assert sum("**unsafe**, `--unsafe-fixes`" in r for r in rows) == 1
     assert sum("(safe, `--fix`)" in r for r in rows) == 1
-    assert "Estimated for: H100-SXM, bf16\\*" in summary.read_text(encoding="utf-8")
+    assert "Estimated for: H100-SXM\\*, bf16\\*" in summary.read_text(encoding="utf-8")
 
 
 # --- --diff applies with git apply and patch -p1 ------------------------------------------

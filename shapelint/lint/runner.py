@@ -65,6 +65,8 @@ class LintOptions:
     """Everything that decides what the runner reports."""
 
     gpus: tuple[GPU, ...]
+    # True when no flag or setting chose the GPU (the built-in default is used).
+    gpu_default: bool = False
     flags: TargetOptions = TargetOptions()
     defaults: TargetOptions = TargetOptions()
     select: tuple[str, ...] = ()
