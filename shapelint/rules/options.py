@@ -15,7 +15,6 @@ without options, an unknown option or a value of the wrong type or out of bounds
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,8 +56,10 @@ def build(code: str, values: Mapping[str, object]) -> object:
     """The rule's ``Options`` with ``values`` (settings spelling) over its defaults."""
     module = REGISTRY.get(code.upper())
     if module is None:
-        close = difflib.get_close_matches(code.upper(), list(REGISTRY), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        from shapelint.lint.codes import closest
+
+        near = closest(code, prefixes=False)
+        hint = f"; did you mean {near!r}?" if near else ""
         raise ValueError(f"rules.{code}: unknown rule code{hint}")
     fields = {setting_name(f): f for f in option_fields(module)}
     if not fields:
