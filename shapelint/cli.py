@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the runner imports every rule: only commands that lint impo
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "gemm", "engines")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "gemm", "engines", "server")
 
 
 class UsageError(Exception):
@@ -179,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     from shapelint.commands import suggest
 
     suggest.add_parser(sub, add_target_flags)
+    server = sub.add_parser("server", help="language server over stdio (needs shapelint[lsp])")
+    server.add_argument("--config", metavar="FILE", help="settings file for every document")
     gemm = sub.add_parser("gemm", help="time one GEMM M×K by K×N as the model sees it")
     gemm.add_argument("m", metavar="M")
     gemm.add_argument("n", metavar="N")
@@ -252,6 +254,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     flags, defaults = _targets(args, settings)
     return LintOptions(
         gpus=gpus,
+        gpu_default=not names,
         flags=flags,
         defaults=defaults,
         select=select,
@@ -263,6 +266,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
         budget=Budget(**settings.budget),
         baseline=_baseline(args, settings),
         severity=settings.severity,
+        rule_options=settings.rule_options,
     )
 
 
@@ -651,6 +655,20 @@ def _plot(results: list[dict[str, Any]], path: str) -> None:
         raise UsageError(f"cannot draw {path}: {exc}") from None
 
 
+def run_server(args: argparse.Namespace) -> int:
+    """``shapelint server``: the language server, each document linted as ``check`` would."""
+    from shapelint.server import MissingExtraError, serve
+
+    check = build_parser().parse_args(
+        ["check", *(["--config", args.config] if args.config else [])]
+    )
+    file_options = FileOptions(check)
+    try:
+        return serve(file_options)
+    except MissingExtraError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_gemm(args: argparse.Namespace, out: TextIO) -> int:
     """``shapelint gemm M N K``: one GEMM's predicted time (logic in perf/gemm_command.py)."""
     from shapelint.perf import gemm_command
@@ -728,6 +746,8 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
             return run_gpus(args.gpu_file, out)
         if args.command == "explain":
             return run_explain(args, out, err)
+        if args.command == "server":
+            return run_server(args)
         if args.command == "suggest":
             from shapelint.commands.suggest import run_suggest
 

@@ -213,11 +213,13 @@ def test_text_report_states_the_target_once_marking_defaults(tmp_path: Path) -> 
     lines = [ln for ln in out.splitlines() if ln.startswith("Estimated for")]
     # GPT-2's n_positions is absent here: the sequence is the default too.
     assert lines == [
-        "Estimated for: H100-SXM, bf16*, train*, micro-batch 1*, seq 4096*, tp 1* "
+        "Estimated for: H100-SXM*, bf16*, train*, micro-batch 1*, seq 4096*, tp 1* "
         "(* = built-in default; choose with flags or [tool.shapelint])"
     ]
     _, out, _ = run(str(tmp_path), "--micro-batch", "12", "--dtype", "fp16")
-    assert "Estimated for: H100-SXM, fp16, train*, micro-batch 12, seq 4096*, tp 1*" in out
+    assert "Estimated for: H100-SXM*, fp16, train*, micro-batch 12, seq 4096*, tp 1*" in out
+    _, out, _ = run(str(tmp_path), "--gpu", "h100")
+    assert "Estimated for: H100-SXM, bf16*, train*" in out
     (tmp_path / ".shapelint.toml").write_text("seq-len = 2048\n", encoding="utf-8")
     _, out, _ = run(str(tmp_path))
     assert "micro-batch 1*, seq 2048, tp 1*" in out
@@ -230,6 +232,7 @@ def test_json_and_sarif_carry_the_target_per_config(gpt2: Path) -> None:
     assert c["target"]["tp"] == 2 and c["target"]["origins"]["tp"] == "flag"
     assert c["target"]["gpu"] == ["A100-SXM-80GB"]
     assert c["target"]["defaults"] == ["dtype", "mode", "micro_batch", "seq_len", "attention"]
+    assert c["target"]["origins"]["gpu"] == "chosen"
     _, out, _ = run(str(gpt2), "--format", "sarif", "--micro-batch", "2")
     (result,) = json.loads(out)["runs"][0]["results"]
     assert result["properties"]["target"]["micro_batch"] == 2
@@ -248,4 +251,51 @@ def test_step_summary_marks_unsafe_fixes(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(rows) == 2
     assert sum("**unsafe**, `--unsafe-fixes`" in r for r in rows) == 1
     assert sum("(safe, `--fix`)" in r for r in rows) == 1
-    assert "Estimated for: H100-SXM, bf16\\*" in summary.read_text(encoding="utf-8")
+    assert "Estimated for: H100-SXM\\*, bf16\\*" in summary.read_text(encoding="utf-8")
+
+
+# --- --diff applies with git apply and patch -p1 ------------------------------------------
+
+
+@pytest.mark.parametrize("tool", ["git", "patch"])
+def test_diff_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed")
+    (tmp_path / "models" / "gpt2").mkdir(parents=True)
+    (tmp_path / "models" / "gpt2" / "config.json").write_text(GPT2, encoding="utf-8")
+    yaml_text = "# model\nhidden_size: 768\nnum_attention_heads: 12\nnum_hidden_layers: 12\nvocab_size: 50257"
+    (tmp_path / "train.yaml").write_bytes(yaml_text.encode())  # no final newline
+    monkeypatch.chdir(tmp_path)
+    code, diff, _ = run("--diff", ".")
+    assert code == 1
+    assert "--- a/models/gpt2/config.json\n+++ b/models/gpt2/config.json\n" in diff
+    assert "--- a/train.yaml\n+++ b/train.yaml\n" in diff
+    (tmp_path / "fix.patch").write_text(diff, encoding="utf-8")
+    if tool == "git":
+        subprocess.run(["git", "init", "-q"], check=True)
+        cmd = ["git", "apply", "fix.patch"]
+    else:
+        cmd = ["patch", "-p1", "-i", "fix.patch"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "models" / "gpt2" / "config.json").read_text() == GPT2.replace(
+        "50257", "50304"
+    )
+    assert (tmp_path / "train.yaml").read_bytes() == yaml_text.replace("50257", "50304").encode()
+    assert run("--diff", ".")[0] == 0  # nothing left to fix
+
+
+def test_test_caches_stay_out_of_the_tree() -> None:
+    """Downloaded wheels (``.cache``, a symlink to a shared folder) and the hypothesis
+    database are git-ignored, so no test run leaves files for ``git add``."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    for name in (".cache", ".hypothesis/examples/x"):
+        proc = subprocess.run(["git", "check-ignore", "-q", name], cwd=REPO, check=False)
+        assert proc.returncode == 0, f"{name} is not git-ignored"

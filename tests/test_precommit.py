@@ -9,6 +9,7 @@ from a throwaway git repository holding a commit of this working tree.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -243,3 +244,97 @@ def test_installed_hook_blocks_a_commit(
     assert bad.returncode != 0, out
     assert "gpt2/config.json:5:17: SL101" in out
     assert git(work, "log", "--format=%s") == "clean config"
+
+
+# --- the README's recipes (issue 14) ------------------------------------------------------
+
+
+def readme_precommit_blocks() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(?:yaml|sh)\n(.*?)```", section, flags=re.S)
+
+
+def readme_hook_ids() -> list[str]:
+    remote = readme_precommit_blocks()[0]
+    return re.findall(r"id: ([\w-]+)", remote)
+
+
+def test_readme_snippet_names_real_hooks_and_no_invented_tag() -> None:
+    from shapelint import __version__
+
+    remote = yaml.safe_load(readme_precommit_blocks()[0])["repos"][0]
+    manifest = {h["id"] for h in yaml.safe_load(HOOKS.read_text(encoding="utf-8"))}
+    ids = readme_hook_ids()
+    assert ids == ["shapelint", "shapelint-fix"] and set(ids) <= manifest
+    rev = str(remote["rev"])
+    tags = subprocess.run(
+        ["git", "tag", "--list"], cwd=REPO, capture_output=True, text=True, check=False
+    ).stdout.split()
+    # A version-like rev must be a tag that exists; otherwise the README pins a branch and
+    # says how to freeze it to a commit.
+    if re.fullmatch(r"v?\d+(\.\d+)*", rev):
+        assert rev in tags, f"the README's rev {rev} is not a tag of this repository"
+    else:
+        assert rev == "main" and "autoupdate --freeze" in readme_precommit_blocks()[0]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"reports {__version__}" in readme
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("hook_id", readme_hook_ids())
+def test_try_repo_with_the_readme_hook_ids(
+    hook_repo: tuple[Path, str], work: Path, pre_commit_home: Path, hook_id: str
+) -> None:
+    repo, _ = hook_repo
+    add(work, "models/gpt2/config.json", GPT2)
+    # One pre-commit home for both ids: the hook environment is installed once.
+    proc = pre_commit(work, pre_commit_home, "try-repo", str(repo), hook_id, "--all-files")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Failed" in out, out
+    gpt2 = (work / "models/gpt2/config.json").read_text(encoding="utf-8")
+    if hook_id == "shapelint-fix":
+        assert gpt2 == GPT2_FIXED and "Fixed 1 problem" in out
+    else:
+        assert gpt2 == GPT2 and "SL101" in out
+
+
+@pytest.mark.network
+def test_readme_local_recipe_runs(hook_repo: tuple[Path, str], work: Path, tmp_path: Path) -> None:
+    """The README's ``repo: local`` hook as written, installing this checkout in place of the
+    commit it would pin."""
+    repo, _ = hook_repo
+    local = yaml.safe_load(readme_precommit_blocks()[1])
+    (hook,) = local["repos"][0]["hooks"]
+    (dep,) = hook["additional_dependencies"]
+    assert local["repos"][0]["repo"] == "local" and hook["language"] == "python"
+    assert dep.startswith("shapelint @ git+https://github.com/shapelint/shapelint@")
+    hook["additional_dependencies"] = [f"shapelint @ {repo.as_uri()}"]
+    add(work, ".pre-commit-config.yaml", yaml.safe_dump(local))
+    add(work, "models/gpt2/config.json", GPT2)
+    proc = pre_commit(work, tmp_path / "home", "run", "--all-files")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Failed" in out and "SL101" in out, out
+    add(work, "models/gpt2/config.json", GPT2_FIXED)
+    proc = pre_commit(work, tmp_path / "home", "run", "--all-files")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_readme_ci_recipe_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CI recipe's ``shapelint`` commands, run as written on the bundled examples."""
+    import io
+    import shlex
+
+    from shapelint.cli import main
+
+    ci = readme_precommit_blocks()[2]
+    commands = [ln for ln in ci.splitlines() if ln.startswith("shapelint ")]
+    assert len(commands) == 2 and ci.startswith("pip install ")
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    for command in commands:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(shlex.split(command)[1:], out, err)
+        assert code in (0, 1) and "error" not in err.getvalue(), (command, err.getvalue())
+    assert (tmp_path / "shapelint.sarif").is_file()

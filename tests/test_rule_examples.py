@@ -1,4 +1,10 @@
-"""Every rule's EXAMPLES, run as tests: valid ones are silent, reported ones fire and fix as shown."""
+"""Every rule's EXAMPLES, run through the real runner and fixer (as Fixit runs its examples).
+
+A valid example produces no finding of its rule and no fix; a reported one produces exactly
+the findings its ``expect`` states (line, the text the range covers, a part of the message),
+and ``--unsafe-fixes`` turns it into ``fixed`` — or leaves it untouched when the example
+promises no fix, so an unexpected fix fails.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,10 @@ from dataclasses import replace
 import pytest
 from conftest import parse_text
 
-from shapelint.lint import dialects
-from shapelint.lint.fixer import apply_edits
+from shapelint.lint.fixer import fix_document
 from shapelint.lint.model import Finding
-from shapelint.lint.runner import LintOptions, TargetOptions, lint_document, resolve_target
+from shapelint.lint.runner import LintOptions, TargetOptions, lint_document
+from shapelint.lint.source import Document
 from shapelint.perf.gpus import lookup
 from shapelint.rules import REGISTRY, RuleModule, fixable
 from shapelint.rules.base import Example
@@ -20,43 +26,61 @@ CASES = [
     for code, module in sorted(REGISTRY.items())
     for i, example in enumerate(module.EXAMPLES, 1)
 ]
+GPU = lookup("H100-SXM")
 
 
-def findings_for(module: RuleModule, example: Example) -> tuple[str, list[Finding]]:
+def document(example: Example) -> Document:
     path = "config.json" if example.format == "json" else f"config.{example.format}"
-    doc = parse_text(example.text, example.format, path)
-    # The target is resolved as the runner does: the example's target fields act as CLI flags
-    # over the values the config itself states (micro-batch, sequence, tensor parallel).
-    gpu = lookup("H100-SXM")
-    options = LintOptions(gpus=(gpu,), flags=TargetOptions(**example.target))  # type: ignore[arg-type]
-    if module.RULE.kind == "document":
-        # Problems in the text itself (and unused ignores) come from the whole runner.
-        everything = replace(options, min_slowdown=0.0, report_unused_ignores=True)
-        _, found = lint_document(doc, everything)
-        return doc.text, [f for f in found if f.code == module.RULE.code]
-    out: list[Finding] = []
-    for config in dialects.extract(doc):
-        out.extend(module.check(config, resolve_target(config, gpu, options)))
-    return doc.text, out
+    return parse_text(example.text, example.format, path)
+
+
+def options_for(example: Example, **changes: object) -> LintOptions:
+    # The example's target fields act as CLI flags over the values the config states.
+    options = LintOptions(
+        gpus=(GPU,),
+        flags=TargetOptions(**example.target),  # type: ignore[arg-type]
+        # Examples pin what a rule reports, whatever the estimate says (SL103's bigger hidden
+        # size is estimated slower per step, which --min-slowdown would hide).
+        min_slowdown=float("-inf"),
+        report_unused_ignores=True,
+    )
+    return replace(options, **changes)  # type: ignore[arg-type]
+
+
+def findings_for(module: RuleModule, example: Example) -> list[Finding]:
+    """The rule's findings on the example, from the whole runner (every rule runs, so that
+    SL008 sees what the others report)."""
+    _, found = lint_document(document(example), options_for(example))
+    found = [f for f in found if f.code == module.RULE.code]
+    return sorted(found, key=lambda f: (f.span.line, f.span.column))
+
+
+def fixed_text(module: RuleModule, example: Example) -> str:
+    """The example after ``--unsafe-fixes`` with only this rule selected."""
+    only = options_for(example, select=(module.RULE.code,))
+    return fix_document(document(example), only, unsafe=True).text
 
 
 @pytest.mark.parametrize(("module", "example"), CASES)
 def test_example(module: RuleModule, example: Example) -> None:
-    text, found = findings_for(module, example)
+    found = findings_for(module, example)
     if example.valid:
         assert found == [], [f.message for f in found]
+        assert fixed_text(module, example) == example.text
         return
-    assert found, f"{module.RULE.code} did not fire"
-    assert all(f.code == module.RULE.code for f in found)
-    for f in found:
-        assert text[f.span.start : f.span.end] != "" or module.RULE.kind == "document"
-    if example.fixed is not None:
-        fixes = [f.fix for f in found if f.fix is not None]
-        assert fixes, "example promises a fix but none was offered"
-        fixed = apply_edits(text, [e for fix in fixes for e in fix.edits])
-        assert fixed == example.fixed
-        _, again = findings_for(module, replace(example, text=fixed))
-        assert again == [], "the fix did not resolve the finding"
+    assert example.expect, "a reported example states the findings it expects"
+    text = document(example).text
+    got = [(f.span.line, text[f.span.start : f.span.end], f.message) for f in found]
+    assert len(got) == len(example.expect), got
+    for (line, at, message), want in zip(got, example.expect, strict=True):
+        assert (line, at) == (want.line, want.at), got
+        assert want.message in message, message
+    fixed = fixed_text(module, example)
+    if example.fixed is None:
+        assert fixed == example.text, "a fix appeared that the example does not promise"
+        return
+    assert fixed == example.fixed
+    assert findings_for(module, replace(example, text=fixed)) == [], "the fix did not resolve it"
 
 
 def test_every_rule_has_valid_and_reported_examples() -> None:

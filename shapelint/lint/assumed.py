@@ -30,17 +30,20 @@ class AssumedTarget:
     gpus: tuple[str, ...]
     values: Mapping[str, object]
     origins: Mapping[str, Origin] = field(default_factory=dict)
+    gpu_default: bool = False
 
     @property
     def defaults(self) -> tuple[str, ...]:
-        """The fields that took a built-in default, in display order."""
-        return tuple(f for f in FIELDS if self.origins.get(f) == "default")
+        """The fields that took a built-in default, in display order (``gpu`` first)."""
+        gpu = ("gpu",) if self.gpu_default else ()
+        return gpu + tuple(f for f in FIELDS if self.origins.get(f) == "default")
 
     def as_json(self) -> dict[str, Any]:
         """``{"gpu": [...], "dtype": …, …, "origins": {...}, "defaults": [...]}``."""
         out: dict[str, Any] = {"gpu": list(self.gpus)}
         out.update({f: self.values[f] for f in FIELDS})
-        out["origins"] = {f: self.origins[f] for f in FIELDS}
+        out["origins"] = {"gpu": "default" if self.gpu_default else "chosen"}
+        out["origins"].update({f: self.origins[f] for f in FIELDS})
         out["defaults"] = list(self.defaults)
         return out
 
@@ -52,7 +55,7 @@ class AssumedTarget:
 
         v = self.values
         parts = [
-            ", ".join(self.gpus),
+            ", ".join(self.gpus) + ("*" if self.gpu_default else ""),
             mark("dtype", str(v["dtype"])),
             mark("mode", str(v["mode"])),
             mark("micro_batch", f"micro-batch {v['micro_batch']}"),
@@ -87,7 +90,7 @@ def assumed_target(config: ModelConfig, options: LintOptions) -> AssumedTarget:
         else:
             origins[name] = "default"
     values = {name: getattr(target, name) for name in FIELDS}
-    return AssumedTarget(tuple(g.name for g in options.gpus), values, origins)
+    return AssumedTarget(tuple(g.name for g in options.gpus), values, origins, options.gpu_default)
 
 
 __all__ = ["FIELDS", "AssumedTarget", "assumed_target"]

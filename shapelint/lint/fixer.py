@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -377,8 +378,23 @@ class FileFix:
         return encode_like(self.fix.text, self.data, doc.encoding, doc.bom)
 
     def diff(self) -> str:
-        """A unified diff of the fix, with ``--- path`` / ``+++ path`` headers."""
-        return unified_diff(self.path, self.fix.doc.text, self.fix.text)
+        """A unified diff of the fix that ``git apply`` and ``patch -p1`` apply from the
+        current directory: ``--- a/path`` / ``+++ b/path`` for a file under it, else the path
+        as given (``patch -p0``)."""
+        old_label, new_label = diff_labels(self.path)
+        return unified_diff(old_label, self.fix.doc.text, self.fix.text, new_path=new_label)
+
+
+def diff_labels(path: str) -> tuple[str, str]:
+    """The ``---`` and ``+++`` names of ``path`` in a diff (see `FileFix.diff`)."""
+    try:
+        rel = os.path.relpath(os.path.abspath(path))
+    except ValueError:  # pragma: no cover - Windows: another drive than the cwd
+        return path, path
+    if rel.startswith(os.pardir) or os.path.isabs(rel):
+        return path, path
+    posix = rel.replace(os.sep, "/")
+    return f"a/{posix}", f"b/{posix}"
 
 
 def encode_like(text: str, original: bytes, encoding: str, bom: bool) -> bytes:
@@ -396,15 +412,16 @@ def _lines(text: str) -> list[str]:
     return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 
-def unified_diff(path: str, old: str, new: str) -> str:
-    """A unified diff of two texts of ``path`` (empty when equal), as git and ruff print it."""
+def unified_diff(path: str, old: str, new: str, *, new_path: str | None = None) -> str:
+    """A unified diff of two texts of ``path`` (empty when equal), as git and ruff print it;
+    ``new_path`` names the ``+++`` side when it differs (``b/…``)."""
     if old == new:
         return ""
     lines = difflib.unified_diff(
         _lines(old),
         _lines(new),
         fromfile=path,
-        tofile=path,
+        tofile=new_path or path,
     )
     out: list[str] = []
     for line in lines:

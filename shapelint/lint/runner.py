@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shapelint.engines import default_engines
 from shapelint.lint import dialects
@@ -69,6 +69,8 @@ class LintOptions:
     """Everything that decides what the runner reports."""
 
     gpus: tuple[GPU, ...]
+    # True when no flag or setting chose the GPU (the built-in default is used).
+    gpu_default: bool = False
     flags: TargetOptions = TargetOptions()
     defaults: TargetOptions = TargetOptions()
     select: tuple[str, ...] = ()
@@ -82,6 +84,8 @@ class LintOptions:
     baseline: Baseline | None = None
     # Settings' [severity]: code or prefix → "error" | "warning" | "info" | "off".
     severity: Mapping[str, str] = field(default_factory=dict)
+    # Settings' [rules.CODE] tables: code → that rule's Options (rules.options).
+    rule_options: Mapping[str, object] = field(default_factory=dict)
     # The config rules to run; None: every rule in the registry (`rules.config_rules`).
     rules: tuple[RuleModule, ...] | None = None
     budget: Budget = DEFAULT_BUDGET
@@ -332,7 +336,13 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
     for module in options.rules if options.rules is not None else config_rules():
         if not selected(module.RULE.code, options, config.path):
             continue
-        for finding in module.check(config, primary):
+        tuned = options.rule_options.get(module.RULE.code)
+        found = (
+            module.check(config, primary)
+            if tuned is None
+            else cast(Any, module).check(config, primary, options=tuned)
+        )
+        for finding in found:
             finding = with_severity(_with_estimates(finding, config, targets, options), options)
             if (
                 finding.severity != "error"

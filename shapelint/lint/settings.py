@@ -70,6 +70,8 @@ class Settings:
     keys: KeyAliases = field(default_factory=dict)
     baseline: str | None = None
     severity: Mapping[str, str] = field(default_factory=dict)
+    # [rules.CODE] tables: code → that rule's validated Options.
+    rule_options: Mapping[str, object] = field(default_factory=dict)
     # The settings files this one extends, nearest first (``extend = "…"``).
     extends: tuple[str, ...] = ()
     # Per-file work limits (`shapelint.lint.formats.budget`), by setting name; unset: default.
@@ -209,12 +211,26 @@ def _extended(
         extends += more
     merged = dict(base)
     for key, value in data.items():
-        if key in _MERGED_TABLES and isinstance(merged.get(key), dict):
+        if key == "rules" and isinstance(merged.get(key), dict):
+            merged[key] = {
+                code: {**merged[key].get(code, {}), **table} for code, table in value.items()
+            } | {code: t for code, t in merged[key].items() if code not in value}
+        elif key in _MERGED_TABLES and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
     merged.pop("extend", None)
     return merged, extends
+
+
+def _rule_options(tables: Mapping[str, Any], where: str) -> dict[str, object]:
+    """Each ``[rules.CODE]`` table as that rule's validated ``Options``."""
+    from shapelint.rules.options import build
+
+    try:
+        return {code.strip().upper(): build(code.strip(), table) for code, table in tables.items()}
+    except ValueError as exc:
+        raise SettingsError(f"{where}: {exc}") from None
 
 
 def from_dict(data: Mapping[str, Any], path: str) -> Settings:
@@ -252,6 +268,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         keys={Dim(k): tuple(v) for k, v in data.get("keys", {}).items()},
         baseline=os.path.join(root, data["baseline"]) if "baseline" in data else None,
         severity={k.strip().upper(): v for k, v in data.get("severity", {}).items()},
+        rule_options=_rule_options(data.get("rules", {}), where),
         extends=extends,
         budget={k.replace("-", "_"): data[k] for k in BUDGET_KEYS if k in data},
     )

@@ -67,11 +67,22 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Expect:
+    """A finding an invalid example must produce: on 1-based ``line``, covering exactly the
+    text ``at`` (its range), with ``message`` contained in its message."""
+
+    line: int
+    at: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Example:
     """A config that a rule accepts (``valid``) or reports, run as a test and shown in the docs.
 
     ``text`` is a whole file in ``format``; ``target`` overrides target fields (``{"tp": 2}``);
-    an invalid example's ``fixed`` is the file after ``--unsafe-fixes`` (None: no fix).
+    an invalid example's ``fixed`` is the file after ``--unsafe-fixes`` (None: no fix) and
+    ``expect`` lists exactly the findings it must produce (range and message).
     """
 
     text: str
@@ -80,6 +91,7 @@ class Example:
     target: dict[str, object] = field(default_factory=dict)
     fixed: str | None = None
     note: str = ""
+    expect: tuple[Expect, ...] = ()
 
 
 class RuleModule(Protocol):
@@ -140,6 +152,7 @@ def describe(value: Value) -> str:
 
 __all__ = [
     "Example",
+    "Expect",
     "Rule",
     "RuleModule",
     "applicability",

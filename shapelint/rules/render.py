@@ -38,8 +38,14 @@ def _example_md(example: Example, index: int) -> str:
 def render_rule(module: RuleModule, *, markdown: bool) -> str:
     """The rule's full documentation as Markdown or plain text."""
     rule = module.RULE
+    from shapelint.rules.options import describe
+
     doc = inspect.cleandoc(module.__doc__ or "")
     fixable = any(e.fixed is not None for e in module.EXAMPLES)
+    options = describe(module)
+    if options:
+        where = f"`[tool.shapelint.rules.{rule.code}]`"
+        doc += f"\n\nOptions ({where} in the settings):\n\n" + "\n".join(f"- {o}" for o in options)
     if markdown:
         parts = [
             f"## {rule.code} `{rule.name}`",

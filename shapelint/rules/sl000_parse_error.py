@@ -9,7 +9,7 @@ Source: the format's specification (RFC 8259 for JSON, YAML 1.1/1.2, TOML 1.0, P
 
 from __future__ import annotations
 
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL000",
@@ -22,5 +22,9 @@ RULE = Rule(
 
 EXAMPLES = [
     Example('{"hidden_size": 4096, "num_attention_heads": 32}\n', valid=True),
-    Example('{"hidden_size": 4096, "num_attention_heads": 32,}\n', valid=False),
+    Example(
+        '{"hidden_size": 4096, "num_attention_heads": 32,}\n',
+        valid=False,
+        expect=(Expect(1, "", "invalid JSON"),),
+    ),
 ]

@@ -10,7 +10,7 @@ must be unique).
 
 from __future__ import annotations
 
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL001",
@@ -23,10 +23,15 @@ RULE = Rule(
 
 EXAMPLES = [
     Example('{"hidden_size": 4096, "num_attention_heads": 32}\n', valid=True),
-    Example('{"hidden_size": 4096, "num_attention_heads": 32, "hidden_size": 4096}\n', valid=False),
+    Example(
+        '{"hidden_size": 4096, "num_attention_heads": 32, "hidden_size": 4096}\n',
+        valid=False,
+        expect=(Expect(1, '"hidden_size"', "duplicate key 'hidden_size' (first at line 1)"),),
+    ),
     Example(
         "hidden_size: 4096\nnum_attention_heads: 32\nhidden_size: 5120\n",
         valid=False,
         format="yaml",
+        expect=(Expect(3, "hidden_size", "duplicate key 'hidden_size' (first at line 1)"),),
     ),
 ]

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator
 
 from shapelint.lint.model import INTEGER_DIMS, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL002",
@@ -29,11 +29,37 @@ RULE = Rule(
 
 EXAMPLES = [
     Example('{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}\n', True),
-    Example('{"hidden_size": 4096, "num_attention_heads": 0, "num_hidden_layers": 32}\n', False),
-    Example('{"hidden_size": 4096.5, "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
-    Example('{"hidden_size": "4096", "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
-    Example('{"hidden_size": 4096.0, "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
-    Example('{"hidden_size": 4096, "num_attention_heads": null, "num_hidden_layers": 32}\n', False),
+    Example(
+        '{"hidden_size": 4096, "num_attention_heads": 0, "num_hidden_layers": 32}\n',
+        False,
+        expect=(Expect(1, "0", "num_attention_heads must be a positive integer, got 0"),),
+    ),
+    Example(
+        '{"hidden_size": 4096.5, "num_attention_heads": 32, "num_hidden_layers": 32}\n',
+        False,
+        expect=(
+            Expect(1, "4096.5", "hidden_size must be a positive integer, got 4096.5 (not a whole"),
+        ),
+    ),
+    Example(
+        '{"hidden_size": "4096", "num_attention_heads": 32, "num_hidden_layers": 32}\n',
+        False,
+        expect=(
+            Expect(1, '"4096"', "hidden_size must be a positive integer, got the string '4096'"),
+        ),
+    ),
+    Example(
+        '{"hidden_size": 4096.0, "num_attention_heads": 32, "num_hidden_layers": 32}\n',
+        False,
+        expect=(
+            Expect(1, "4096.0", "hidden_size must be a positive integer, got 4096.0 (a float"),
+        ),
+    ),
+    Example(
+        '{"hidden_size": 4096, "num_attention_heads": null, "num_hidden_layers": 32}\n',
+        False,
+        expect=(Expect(1, "null", "num_attention_heads must be a positive integer, got null"),),
+    ),
     Example(
         '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": null,'
         ' "num_hidden_layers": 32}\n',

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL003",
@@ -31,7 +31,13 @@ EXAMPLES = [
         True,
         note="an explicit head_dim (Gemma-2 2B) decouples heads from hidden",
     ),
-    Example('{"hidden_size": 3000, "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
+    Example(
+        '{"hidden_size": 3000, "num_attention_heads": 32, "num_hidden_layers": 32}\n',
+        False,
+        expect=(
+            Expect(1, "32", "hidden_size (3000) is not divisible by num_attention_heads (32)"),
+        ),
+    ),
 ]
 
 

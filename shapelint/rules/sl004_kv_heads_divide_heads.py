@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL004",
@@ -32,6 +32,9 @@ EXAMPLES = [
         '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 6,'
         ' "num_hidden_layers": 32}\n',
         False,
+        expect=(
+            Expect(1, "6", "num_attention_heads (32) must be divisible by num_key_value_heads (6)"),
+        ),
     ),
 ]
 

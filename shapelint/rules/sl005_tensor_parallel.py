@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL005",
@@ -30,7 +30,19 @@ _LLAMA_13B = (
 )
 EXAMPLES = [
     Example(_LLAMA_13B, True, target={"tp": 8}),
-    Example(_LLAMA_13B, False, target={"tp": 3}, note="40 heads over 3 GPUs"),
+    Example(
+        _LLAMA_13B,
+        False,
+        target={"tp": 3},
+        note="40 heads over 3 GPUs",
+        expect=(
+            Expect(1, "5120", "hidden size (hidden_size = 5120) must be divisible by the"),
+            Expect(1, "40", "attention heads (num_attention_heads = 40) must be divisible by the"),
+            Expect(
+                1, "32000", "vocab (vocab_size = 32000) must be divisible by the tensor-parallel"
+            ),
+        ),
+    ),
 ]
 
 _SPLIT = (

@@ -9,7 +9,7 @@ Source: PyYAML documentation, "Loading YAML" (``yaml.load`` is unsafe on untrust
 
 from __future__ import annotations
 
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL006",
@@ -26,5 +26,6 @@ EXAMPLES = [
         "hidden_size: !!python/object/apply:os.system ['true']\nnum_attention_heads: 32\n",
         valid=False,
         format="yaml",
+        expect=(Expect(1, "!!python/object/apply:os.system", "unsafe or unknown YAML tag"),),
     ),
 ]

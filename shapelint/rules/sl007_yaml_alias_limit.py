@@ -10,7 +10,7 @@ construction works with YAML anchors and aliases).
 
 from __future__ import annotations
 
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL007",
@@ -27,5 +27,10 @@ _LAUGHS = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
 
 EXAMPLES = [
     Example("base: &base {hidden_size: 4096}\nmodel: *base\n", valid=True, format="yaml"),
-    Example(_LAUGHS, valid=False, format="yaml"),
+    Example(
+        _LAUGHS,
+        valid=False,
+        format="yaml",
+        expect=(Expect(5, "*d", "YAML aliases expand to more than 100000 nodes"),),
+    ),
 ]

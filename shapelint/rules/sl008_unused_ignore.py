@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from shapelint.lint.model import Finding
 from shapelint.lint.source import SUPPRESSION, Document, LineIndex
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL008",
@@ -42,6 +42,7 @@ EXAMPLES = [
         valid=False,
         format="yaml",
         note="no SL101 finding points at `hidden_size`",
+        expect=(Expect(1, "# shapelint: ignore[SL101]", "`# shapelint"),),
     ),
 ]
 

@@ -13,7 +13,7 @@ Source: shapelint's own contract ("noticed, not silent"); the settings key map i
 
 from __future__ import annotations
 
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
     code="SL009",
@@ -26,13 +26,18 @@ RULE = Rule(
 
 EXAMPLES = [
     Example('{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}\n', True),
-    Example('{"model": {"embed_dim": 4096, "num_heads": 32, "n_blocks": 32}}\n', False),
+    Example(
+        '{"model": {"embed_dim": 4096, "num_heads": 32, "n_blocks": 32}}\n',
+        False,
+        expect=(Expect(1, '"embed_dim"', "model config not understood"),),
+    ),
     Example(
         "network:\n  width: 1024\n  mlp_dim: 4096\n  num_query_heads: 16\n",
         False,
         format="yaml",
         note='the settings line it prints: [tool.shapelint.keys] ffn = ["network.mlp_dim"]; '
         'heads = ["network.num_query_heads"]',
+        expect=(Expect(3, "mlp_dim", "model config not understood"),),
     ),
 ]
 

@@ -23,9 +23,10 @@ Source: Anthony et al. 2024, "The Case for Co-Designing Model Architectures with
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule, describe, make_fix, round_up
+from shapelint.rules.base import Example, Expect, Rule, describe, make_fix, round_up
 
 RULE = Rule(
     code="SL101",
@@ -38,6 +39,19 @@ RULE = Rule(
 MULTIPLE = 64
 KNOB_DEFAULT = 128  # Megatron-LM's make_vocab_size_divisible_by default
 
+
+@dataclass(frozen=True)
+class Options:
+    """What a team may tune (``[tool.shapelint.rules.SL101]``)."""
+
+    multiple: int = field(
+        default=MULTIPLE,
+        metadata={"min": 1, "doc": "the multiple each rank's share of the vocab should be"},
+    )
+
+
+OPTIONS = Options()
+
 EXAMPLES = [
     Example('{"n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": 50304}\n', True),
     Example(
@@ -45,6 +59,7 @@ EXAMPLES = [
         False,
         fixed='{"n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": 50304}\n',
         note="GPT-2 small: the classic unpadded vocab",
+        expect=(Expect(1, "50257", "vocab vocab_size (50257) is not a multiple of 64"),),
     ),
     Example(
         '{"hidden_size": 5120, "num_attention_heads": 40, "num_hidden_layers": 40,'
@@ -54,20 +69,27 @@ EXAMPLES = [
         fixed='{"hidden_size": 5120, "num_attention_heads": 40, "num_hidden_layers": 40,'
         ' "vocab_size": 32128}\n',
         note="32064 is a multiple of 64, but each of 2 ranks holds 16032 rows",
+        expect=(
+            Expect(
+                1, "32064", "vocab vocab_size (32064) is not a multiple of 128 (16032 per rank at"
+            ),
+        ),
     ),
 ]
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
-    """Report a vocab whose per-rank share is not a multiple of 64, with a padding fix."""
+def check(config: ModelConfig, target: Target, options: Options = OPTIONS) -> Iterator[Finding]:
+    """Report a vocab whose per-rank share is not a multiple of 64 (``options.multiple``),
+    with a padding fix."""
+    align = options.multiple
     vocab = config.vocab_value
     v = vocab.as_int if vocab is not None else None
     t = max(target.tp, 1)
-    if vocab is None or v is None or v <= 0 or v % t or (v // t) % MULTIPLE == 0:
+    if vocab is None or v is None or v <= 0 or v % t or (v // t) % align == 0:
         return
     if config.has_lm_head is False:
         return  # an encoder without a vocabulary projection: the vocab is only a table lookup
-    multiple = MULTIPLE * t
+    multiple = align * t
     padded = round_up(v, multiple)
     per_rank = f" ({v // t} per rank at tensor parallel {t})" if t > 1 else ""
     message = (
@@ -78,7 +100,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     fix = None
     if vocab.derived and knob is not None and knob in vocab.derived_from:
         m = knob.as_int or 1
-        new_m = KNOB_DEFAULT if m < KNOB_DEFAULT else round_up(m, MULTIPLE)
+        new_m = max(KNOB_DEFAULT, align) if m < max(KNOB_DEFAULT, align) else round_up(m, align)
         raw = config.get(Dim.VOCAB)
         raw_v = raw.as_int if raw is not None else None
         new_padded = round_up(raw_v or v, new_m * t)

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from shapelint.lint.model import Derivation, Dim, Finding, Fix, ModelConfig, Target
 from shapelint.rules.base import (
     Example,
+    Expect,
     Rule,
     consistent_dims,
     describe,
@@ -55,6 +56,9 @@ EXAMPLES = [
         fixed='{"hidden_size": 2560, "num_attention_heads": 40, "num_hidden_layers": 32,'
         ' "vocab_size": 50304}\n',
         note="GPT-3 2.7B: h/a = 80",
+        expect=(
+            Expect(1, "2560", "head dim hidden / heads = 80 has largest power-of-two factor 16"),
+        ),
     ),
     Example(
         '{"hidden_size": 3072, "num_attention_heads": 32, "head_dim": 96, "num_hidden_layers": 28,'
@@ -63,6 +67,7 @@ EXAMPLES = [
         fixed='{"hidden_size": 3072, "num_attention_heads": 24, "head_dim": 128, "num_hidden_layers": 28,'
         ' "vocab_size": 32064}\n',
         note="Phi-3-mini: head_dim 96 equals hidden/heads, so both change together",
+        expect=(Expect(1, "96", "head dim head_dim (96) has largest power-of-two factor 32"),),
     ),
 ]
 

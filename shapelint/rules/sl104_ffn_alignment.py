@@ -16,9 +16,10 @@ Source: Anthony et al. 2024; NVIDIA "Matrix Multiplication Background" guide; Me
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from shapelint.lint.model import Dim, Finding, Fix, ModelConfig, Target, Value
-from shapelint.rules.base import Example, Rule, describe, make_fix, round_up
+from shapelint.rules.base import Example, Expect, Rule, describe, make_fix, round_up
 
 RULE = Rule(
     code="SL104",
@@ -29,6 +30,19 @@ RULE = Rule(
 )
 
 MULTIPLE = 64
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a team may tune (``[tool.shapelint.rules.SL104]``)."""
+
+    multiple: int = field(
+        default=MULTIPLE,
+        metadata={"min": 1, "doc": "the multiple each rank's share of the FFN width should be"},
+    )
+
+
+OPTIONS = Options()
 
 EXAMPLES = [
     Example(
@@ -42,22 +56,26 @@ EXAMPLES = [
         False,
         fixed='{"hidden_size": 4096, "num_attention_heads": 32, "intermediate_size": 10944,'
         ' "num_hidden_layers": 32}\n',
+        expect=(Expect(1, "10922", "FFN width intermediate_size (10922) is not a multiple of 64"),),
     ),
     Example(
         '{"dim": 4096, "n_heads": 32, "n_layers": 32, "multiple_of": 2, "vocab_size": 32000}\n',
         False,
         fixed='{"dim": 4096, "n_heads": 32, "n_layers": 32, "multiple_of": 64, "vocab_size": 32000}\n',
         note="Llama params.json: the width comes from multiple_of, so the fix sets the knob",
+        expect=(
+            Expect(1, "4096", "FFN width multiple_of · ⌈int(ffn_dim_multiplier · int(8·dim/3)) /"),
+        ),
     ),
 ]
 
 
-def _knob_fix(config: ModelConfig, ffn: Value, t: int) -> Fix | None:
+def _knob_fix(config: ModelConfig, ffn: Value, t: int, align: int) -> Fix | None:
     knob = config.get(Dim.FFN_MULTIPLE)
     if knob is None or knob not in ffn.derived_from or Dim.FFN not in config.formulas:
         return None
     m = knob.as_int or 1
-    new_m = round_up(m, MULTIPLE * t)
+    new_m = round_up(m, align * t)
     # The width the config's own framework computes from the new knob (Llama, NeoX …).
     new_f = config.rederive({Dim.FFN_MULTIPLE: new_m}).get(Dim.FFN)
     if new_f is None or new_f // t % MULTIPLE:
@@ -71,16 +89,18 @@ def _knob_fix(config: ModelConfig, ffn: Value, t: int) -> Fix | None:
     )
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
-    """Report f/t (and expert f/t) not a multiple of 64, with a rounding fix."""
+def check(config: ModelConfig, target: Target, options: Options = OPTIONS) -> Iterator[Finding]:
+    """Report f/t (and expert f/t) not a multiple of 64 (``options.multiple``), with a
+    rounding fix."""
+    align = options.multiple
     t = max(target.tp, 1)
     for dim, what in ((Dim.FFN, "FFN width"), (Dim.MOE_FFN, "expert FFN width")):
         value, f = config.get(dim), config.int(dim)
-        if value is None or f is None or f % t or (f // t) % MULTIPLE == 0:
+        if value is None or f is None or f % t or (f // t) % align == 0:
             continue
-        new_f = round_up(f, MULTIPLE * t)
+        new_f = round_up(f, align * t)
         if value.derived:
-            fix = _knob_fix(config, value, t)
+            fix = _knob_fix(config, value, t, align)
         else:
             fix = make_fix(
                 config,
@@ -90,5 +110,5 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
                 dims=[(dim, new_f)],
             )
         per_rank = f" ({f // t} per rank at tensor parallel {t})" if t > 1 else ""
-        message = f"{what} {describe(value)} is not a multiple of {MULTIPLE * t}{per_rank}"
+        message = f"{what} {describe(value)} is not a multiple of {align * t}{per_rank}"
         yield RULE.finding(config, value, message, related=value.derived_from, fix=fix)

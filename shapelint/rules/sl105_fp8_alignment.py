@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule, describe
+from shapelint.rules.base import Example, Expect, Rule, describe
 
 RULE = Rule(
     code="SL105",
@@ -38,6 +38,7 @@ EXAMPLES = [
         ' "num_hidden_layers": 32, "vocab_size": 32000}\n',
         False,
         target={"dtype": "fp8"},
+        expect=(Expect(1, "11000", "FP8 GEMMs need dims divisible by 16"),),
     ),
 ]
 

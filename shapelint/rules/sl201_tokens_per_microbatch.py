@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule, describe, make_fix, pow2_factor, round_up
+from shapelint.rules.base import Example, Expect, Rule, describe, make_fix, pow2_factor, round_up
 from shapelint.rules.batching import (
     keeps_global_batch,
     micro_batch_fix,
@@ -44,6 +45,19 @@ RULE = Rule(
 )
 
 MULTIPLE = 64
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a team may tune (``[tool.shapelint.rules.SL201]``)."""
+
+    multiple: int = field(
+        default=MULTIPLE,
+        metadata={"min": 1, "doc": "the multiple the tokens per micro-batch (b·s) should be"},
+    )
+
+
+OPTIONS = Options()
 # How far (in multiples of the needed step) the micro-batch search looks for one that keeps
 # the global batch before settling for the nearest one.
 _SEARCH = 8
@@ -82,6 +96,11 @@ EXAMPLES = [
         format="yaml",
         fixed=_NEOX % 1024,
         note="b·s = 4·1000 = 4000 = 32·125",
+        expect=(
+            Expect(
+                8, "1000", "tokens per micro-batch b·s = 4·1000 = 4000 have largest power-of-two"
+            ),
+        ),
     ),
     Example(
         _NEOX_NO_SEQ % 3,
@@ -90,14 +109,17 @@ EXAMPLES = [
         target={"seq_len": 1000},
         fixed=_NEOX_NO_SEQ % 8,
         note="only the micro-batch is stated: b·1000 needs b a multiple of 8",
+        expect=(
+            Expect(8, "3", "tokens per micro-batch b·s = 3·1000 = 3000 have largest power-of-two"),
+        ),
     ),
 ]
 
 
-def _micro_batch_for(config: ModelConfig, b: int, s: int) -> int:
+def _micro_batch_for(config: ModelConfig, b: int, s: int, multiple: int = MULTIPLE) -> int:
     """The micro-batch nearest ``b`` that makes b·s a multiple of 64, preferring (within a few
     steps) one that keeps the global batch."""
-    step = MULTIPLE // math.gcd(s, MULTIPLE)
+    step = multiple // math.gcd(s, multiple)
     below = b // step * step
     nearest = min((c for c in (below, below + step) if c >= 1), key=lambda c: (abs(c - b), c))
     options = sorted(
@@ -106,24 +128,26 @@ def _micro_batch_for(config: ModelConfig, b: int, s: int) -> int:
     return next((c for c in options if keeps_global_batch(config, b, c)), nearest)
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
-    """Report b·s not a multiple of 64 at the stated sequence length or micro-batch."""
+def check(config: ModelConfig, target: Target, options: Options = OPTIONS) -> Iterator[Finding]:
+    """Report b·s not a multiple of 64 (``options.multiple``) at the stated sequence length
+    or micro-batch."""
+    align = options.multiple
     if target.mode == "decode":
         return
     b, s = target.micro_batch, target.seq_len
     tokens = b * s
-    if tokens % MULTIPLE == 0:
+    if tokens % align == 0:
         return
     seq = training_seq(config, target)
     micro = stated_micro_batch(config, target)
     gpu = target.gpu.name
     what = (
         f"tokens per micro-batch b·s = {b}·{s} = {tokens} have largest power-of-two factor "
-        f"{pow2_factor(tokens)}, not {MULTIPLE}: every GEMM's token dimension ends in a "
+        f"{pow2_factor(tokens)}, not {align}: every GEMM's token dimension ends in a "
         f"partial tile on {gpu}"
     )
     if seq is not None:
-        new_s = round_up(s, MULTIPLE)
+        new_s = round_up(s, align)
         fix = make_fix(
             config,
             f"round {seq.key} up from {s} to {new_s} (unsafe: changes the tokens a step trains on)",
@@ -135,7 +159,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         yield RULE.finding(config, seq, message, fix=fix)
         return
     if micro is not None:
-        new_b = _micro_batch_for(config, b, s)
+        new_b = _micro_batch_for(config, b, s, align)
         fix = micro_batch_fix(config, micro, new_b, f"b·s = {new_b}·{s} = {new_b * s}")
         message = f"{what}; micro-batch {describe(micro)} → {new_b} aligns them"
         yield RULE.finding(config, micro, message, fix=fix)

@@ -28,11 +28,11 @@ possible).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shapelint.lint.model import Finding, ModelConfig, Target
 from shapelint.perf.estimate import StepEstimate, tokens_per_gpu
-from shapelint.rules.base import Example, Rule, describe
+from shapelint.rules.base import Example, Expect, Rule, describe
 from shapelint.rules.batching import (
     MEMORY_BOUND_SHARE,
     keeps_global_batch,
@@ -56,6 +56,23 @@ MIN_GAIN = 0.01  # a candidate micro-batch must cut the time per token by more t
 NEAR_BEST = 0.005  # candidates this close to the best count as equally good
 MAX_CANDIDATES = 32
 
+
+@dataclass(frozen=True)
+class Options:
+    """What a team may tune (``[tool.shapelint.rules.SL202]``)."""
+
+    wave_threshold: float = field(
+        default=WAVE_THRESHOLD,
+        metadata={
+            "min": 0.0,
+            "max": 1.0,
+            "doc": "the time-weighted wave efficiency below which the rule reports",
+        },
+    )
+
+
+OPTIONS = Options()
+
 _NEOX = """\
 # GPT-NeoX: a 350M-class model trained at short sequences
 {
@@ -78,6 +95,9 @@ EXAMPLES = [
         format="yaml",
         fixed=_NEOX % (6, 4),
         note="b·s = 768 tokens: the last waves of the small GEMMs run nearly empty",
+        expect=(
+            Expect(9, "3", "micro-batch train_micro_batch_size_per_gpu (3) gives 768 tokens per"),
+        ),
     ),
     Example(
         '{"train_micro_batch_size_per_gpu": 1, "train_batch_size": 256,'
@@ -134,9 +154,11 @@ def _best(pool: list[_Candidate], b: int) -> _Candidate | None:
     return min(near, key=lambda c: (abs(c.micro_batch - b), c.micro_batch))
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
-    """Report a stated micro-batch whose GEMMs' last waves leave SMs idle, with the nearest
-    micro-batch that lowers the time per token."""
+def check(config: ModelConfig, target: Target, options: Options = OPTIONS) -> Iterator[Finding]:
+    """Report a stated micro-batch whose GEMMs' last waves leave SMs idle (wave efficiency
+    below ``options.wave_threshold``), with the nearest micro-batch that lowers the time per
+    token."""
+    threshold = options.wave_threshold
     micro = stated_micro_batch(config, target)
     if micro is None:
         return
@@ -145,7 +167,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     if step.total_s <= 0 or memory_bound_share(step) > MEMORY_BOUND_SHARE:
         return
     eff = wave_efficiency(step)
-    if eff is None or eff >= WAVE_THRESHOLD:
+    if eff is None or eff >= threshold:
         return
     now = time_per_token(config, target, b)
     better: list[_Candidate] = []
@@ -164,7 +186,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     message = (
         f"micro-batch {describe(micro)} gives {tokens} tokens per micro-batch; on {gpu.name} "
         f"({gpu.sms} SMs) the step's compute-bound GEMMs run at a time-weighted wave "
-        f"efficiency of {eff:.2f} (below {WAVE_THRESHOLD}): their last waves leave SMs idle. "
+        f"efficiency of {eff:.2f} (below {threshold:g}): their last waves leave SMs idle. "
         f"Micro-batch {best.micro_batch} raises it to {best.wave_efficiency:.2f} and cuts the "
         f"modelled time per token by {1 - best.per_token_s / now:.0%}"
     )

@@ -32,7 +32,7 @@ from dataclasses import replace
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
 from shapelint.perf.estimate import op_time
 from shapelint.perf.workload import step_gemms
-from shapelint.rules.base import Example, Rule, describe
+from shapelint.rules.base import Example, Expect, Rule, describe
 from shapelint.rules.batching import (
     keeps_global_batch,
     micro_batch_fix,
@@ -85,6 +85,9 @@ EXAMPLES = [
         format="yaml",
         fixed=_NEOX % (16, 2),
         note="2·(12/4)·⌈512/128⌉ = 24 thread blocks on 132 SMs",
+        expect=(
+            Expect(9, "2", "attention runs b·(a/t)·⌈s/128⌉ = 2·3·4 = 24 flash-attention thread"),
+        ),
     ),
 ]
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Finding, ModelConfig, Target, Value
 from shapelint.perf.estimate import StepEstimate
-from shapelint.rules.base import Example, Rule, describe
+from shapelint.rules.base import Example, Expect, Rule, describe
 from shapelint.rules.batching import (
     MEMORY_BOUND_SHARE,
     PROJECTIONS,
@@ -75,6 +75,9 @@ EXAMPLES = [
         target={"mode": "decode"},
         fixed=_NEOX % 278,
         note="decoding 4 sequences at a time streams every weight for 4 rows",
+        expect=(
+            Expect(9, "4", "at micro-batch 4 (4 tokens per GEMM, decode) 100% of the projection"),
+        ),
     ),
 ]
 

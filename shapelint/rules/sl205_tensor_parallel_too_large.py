@@ -32,7 +32,7 @@ from dataclasses import replace
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.perf.estimate import StepEstimate, cached_step_time
-from shapelint.rules.base import Example, Rule, describe
+from shapelint.rules.base import Example, Expect, Rule, describe
 from shapelint.rules.batching import stated, stated_tp
 
 RULE = Rule(
@@ -57,6 +57,7 @@ EXAMPLES = [
         False,
         target={"seq_len": 2048},
         note="a 350M-class model split eight ways",
+        expect=(Expect(1, "8", "at tensor parallel 8 each GPU's GEMMs reach"),),
     ),
 ]
 

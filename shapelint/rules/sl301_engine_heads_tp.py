@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from shapelint.lint.model import Dim, Finding, Fix, ModelConfig, Target
-from shapelint.rules.base import Example, Rule, consistent_dims, make_fix
+from shapelint.rules.base import Example, Expect, Rule, consistent_dims, make_fix
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
 RULE = Rule(
@@ -105,6 +105,9 @@ EXAMPLES = [
         False,
         target={"tp": 8, "engines": ("vllm", "sglang")},
         note="Qwen2-7B at TP 8 (vLLM issue #11797)",
+        expect=(
+            Expect(1, "28", "Total number of attention heads (28) must be divisible by tensor"),
+        ),
     ),
     Example(
         '{"hidden_size": 2560, "num_attention_heads": 20, "num_hidden_layers": 32,'
@@ -114,6 +117,9 @@ EXAMPLES = [
         fixed='{"hidden_size": 3072, "num_attention_heads": 24, "num_hidden_layers": 32,'
         ' "intermediate_size": 10240, "vocab_size": 50304}\n',
         note="a from-scratch config: the nearest head count divisible by 8 keeps head dim 128",
+        expect=(
+            Expect(1, "20", "Total number of attention heads (20) must be divisible by tensor"),
+        ),
     ),
     Example(
         '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 4,'
@@ -121,6 +127,7 @@ EXAMPLES = [
         False,
         target={"tp": 8, "engines": ("tgi", "nanotron")},
         note="4 KV heads over 8 shards: vLLM replicates them, TGI and nanotron refuse",
+        expect=(Expect(1, "4", "`num_key_value_heads` must be divisible by `num_shards` (got"),),
     ),
 ]
 

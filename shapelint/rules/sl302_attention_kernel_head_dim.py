@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import refused_by
 
 RULE = Rule(
@@ -51,6 +51,11 @@ EXAMPLES = [
         False,
         target={"engines": ("flash-attn2",)},
         note="OpenLLaMA 3B: head dim 3200 / 32 = 100",
+        expect=(
+            Expect(
+                1, "3200", "query, key, value, and out_ must have a head_size that is a multiple"
+            ),
+        ),
     ),
     Example(
         '{"hidden_size": 4096, "num_attention_heads": 8, "head_dim": 512, "num_key_value_heads": 8,'
@@ -58,6 +63,9 @@ EXAMPLES = [
         False,
         target={"engines": ("flash-attn2", "flash-attn3")},
         note="head dim 512",
+        expect=(
+            Expect(1, "512", "FlashAttention forward only supports head dimension at most 256"),
+        ),
     ),
 ]
 

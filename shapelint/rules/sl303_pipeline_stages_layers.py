@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
 RULE = Rule(
@@ -48,6 +48,9 @@ EXAMPLES = [
         False,
         format="yaml",
         note="Llama 3.2 3B's shape: 28 layers over 8 stages",
+        expect=(
+            Expect(2, "28", "Number of layers should be divisible by the pipeline-model-parallel"),
+        ),
     ),
     Example(
         "language_model:\n  num_layers: 30\n  hidden_size: 4096\n  num_attention_heads: 32\n"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
 RULE = Rule(
@@ -35,7 +35,15 @@ _MIXTRAL = (
 )
 EXAMPLES = [
     Example(_MIXTRAL, True, target={"ep": 4, "engines": ("megatron",)}),
-    Example(_MIXTRAL, False, target={"ep": 3, "engines": ("megatron",)}, note="8 experts over 3"),
+    Example(
+        _MIXTRAL,
+        False,
+        target={"ep": 3, "engines": ("megatron",)},
+        note="8 experts over 3",
+        expect=(
+            Expect(1, "8", "Number of experts should be a multiple of expert model parallel_size"),
+        ),
+    ),
 ]
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
 RULE = Rule(
@@ -51,6 +51,9 @@ EXAMPLES = [
         False,
         format="yaml",
         note="Llama 3 8B's 8192-token sequence over context parallel 3",
+        expect=(
+            Expect(5, "8192", "seq-length should be a multiple of 2 * context-parallel-size if"),
+        ),
     ),
     Example(
         "[training]\nseq_len = 8190\nlocal_batch_size = 1\n\n"
@@ -58,6 +61,9 @@ EXAMPLES = [
         False,
         format="toml",
         note="torchtitan: 8190 is not a multiple of 2 · 2 · 1",
+        expect=(
+            Expect(2, "8190", "Sequence length 8190 must be divisible by the product of TP degree"),
+        ),
     ),
 ]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import (
     Linear,
     engines_for,
@@ -62,6 +62,9 @@ EXAMPLES = [
         False,
         target={"tp": 4},
         note="Qwen2-72B's FFN quantized as is (vLLM issue #21695)",
+        expect=(
+            Expect(2, "128", "The input size is not aligned with the quantized weight shape. This"),
+        ),
     ),
 ]
 

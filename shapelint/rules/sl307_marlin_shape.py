@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import (
     Linear,
     engines_for,
@@ -53,6 +53,11 @@ EXAMPLES = [
         False,
         target={"tp": 8, "engines": ("tgi",)},
         note="DeepSeek-Coder-33B shape: gate/up_proj get 19200 / 8 = 2400 outputs per rank",
+        expect=(
+            Expect(
+                1, "19200", "The GPTQ Marlin kernel does not have a valid thread configuration for"
+            ),
+        ),
     ),
 ]
 

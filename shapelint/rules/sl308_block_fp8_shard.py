@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import Linear, engines_for, refused_by, sharded_linears
 from shapelint.rules.quant_tp import largest_tp, tp_hint
 
@@ -45,7 +45,13 @@ _DEEPSEEK_R1 = (
 )
 EXAMPLES = [
     Example(_DEEPSEEK_R1, True, target={"tp": 8}, note="DeepSeek-R1 on 8 GPUs"),
-    Example(_DEEPSEEK_R1, False, target={"tp": 32}, note="SGLang issue #3345"),
+    Example(
+        _DEEPSEEK_R1,
+        False,
+        target={"tp": 32},
+        note="SGLang issue #3345",
+        expect=(Expect(2, "128", "Weight output_partition_size = 576 is not divisible by weight"),),
+    ),
 ]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.arith import round_up
 from shapelint.lint.model import Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
 RULE = Rule(
@@ -45,6 +45,7 @@ EXAMPLES = [
         False,
         target={"tp": 6, "engines": ("vllm",)},
         note="GLM-4's 151552-token vocab at TP 6 (the error of vLLM issue #31474)",
+        expect=(Expect(1, "151552", "151552 is not divisible by 6"),),
     ),
 ]
 

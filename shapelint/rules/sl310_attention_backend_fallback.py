@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla, refused_by
 
 RULE = Rule(
@@ -50,6 +50,11 @@ EXAMPLES = [
         ' "intermediate_size": 8640, "num_hidden_layers": 26, "vocab_size": 32000}\n',
         False,
         note="OpenLLaMA 3B: head dim 100",
+        expect=(
+            Expect(
+                1, "3200", "head size 100 is supported by neither FlashAttention (multiples of 8"
+            ),
+        ),
     ),
 ]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla, refused_by
 
 RULE = Rule(
@@ -40,7 +40,13 @@ _LLAMA3_8B = (
 )
 EXAMPLES = [
     Example(_LLAMA3_8B, True, target={"tp": 8}),
-    Example(_LLAMA3_8B, False, target={"tp": 16}, note="8 KV heads over 16 GPUs"),
+    Example(
+        _LLAMA3_8B,
+        False,
+        target={"tp": 16},
+        note="8 KV heads over 16 GPUs",
+        expect=(Expect(1, "8", "num_key_value_heads = 8 KV heads over tensor parallel 16"),),
+    ),
 ]
 
 

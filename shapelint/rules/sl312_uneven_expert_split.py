@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
 RULE = Rule(
@@ -40,7 +40,13 @@ _QWEN3_30B = (
 )
 EXAMPLES = [
     Example(_QWEN3_30B, True, target={"ep": 8}),
-    Example(_QWEN3_30B, False, target={"ep": 6}, note="128 experts over 6 ranks"),
+    Example(
+        _QWEN3_30B,
+        False,
+        target={"ep": 6},
+        note="128 experts over 6 ranks",
+        expect=(Expect(1, "128", "num_experts = 128 experts over expert parallel 6"),),
+    ),
 ]
 
 

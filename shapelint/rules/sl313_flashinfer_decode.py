@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import is_mla, refused_by
 
 RULE = Rule(
@@ -46,6 +46,7 @@ EXAMPLES = [
         False,
         target={"engines": ("flashinfer",)},
         note="32 query heads per 2 KV heads: group size 16",
+        expect=(Expect(1, "2", "Unsupported group_size"),),
     ),
     Example(
         '{"architectures": ["Phi3ForCausalLM"], "hidden_size": 3072, "num_attention_heads": 32,'
@@ -54,6 +55,7 @@ EXAMPLES = [
         False,
         target={"engines": ("flashinfer",)},
         note="Phi-3-mini: head dim 96",
+        expect=(Expect(1, "3072", "Unsupported head_dim"),),
     ),
 ]
 

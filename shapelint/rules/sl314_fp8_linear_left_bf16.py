@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
-from shapelint.rules.base import Example, Rule
+from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla, refused_by
 
 RULE = Rule(
@@ -50,6 +50,9 @@ EXAMPLES = [
         False,
         target={"dtype": "fp8", "engines": ("torchtitan",)},
         note="GPT-2's 50257-token vocab: the output layer stays in BF16",
+        expect=(
+            Expect(1, "50257", "Float8 training converts only nn.Linear layers whose dims are"),
+        ),
     ),
 ]
 
