@@ -34,6 +34,7 @@ from shapelint.rules import REGISTRY, config_rules
 if TYPE_CHECKING:
     from shapelint.lint.assumed import AssumedTarget
     from shapelint.lint.baseline import Baseline
+    from shapelint.lint.cache import LintCache
 
 T = TypeVar("T")
 
@@ -94,6 +95,9 @@ class FileResult:
     targets: dict[str, AssumedTarget] = field(default_factory=dict)
     # Findings hidden by a ``# shapelint: ignore`` / ``disable-file`` comment, with reasons.
     suppressed: list[Suppressed] = field(default_factory=list)
+    # False when ``doc`` lacks its parsed tree (a result from the cache or a worker process):
+    # the fixer then parses the file again instead of reusing ``doc``.
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -346,10 +350,25 @@ def lint_document_suppressed(
     return configs, kept, suppressed
 
 
-def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
-    """Read, parse and lint one file (OSError propagates to the caller)."""
+def lint_file(
+    source: SourceFile, options: LintOptions, cache: LintCache | None = None
+) -> FileResult:
+    """Read, parse and lint one file (OSError propagates to the caller); with ``cache``, a
+    file unchanged since a run under the same options is not parsed again."""
     with open(source.path, "rb") as fh:
         data = fh.read()
+    key = cache.key(source, data, options) if cache is not None else None
+    if key is not None and cache is not None:
+        hit = cache.get(key, source)
+        if hit is not None:
+            return hit
+    result = _lint_data(source, data, options)
+    if key is not None and cache is not None:
+        cache.put(key, result)
+    return result
+
+
+def _lint_data(source: SourceFile, data: bytes, options: LintOptions) -> FileResult:
     doc = parse(source.path, data, source.kind)
     configs, findings, suppressed = lint_document_suppressed(doc, options)
     if options.baseline is not None:
@@ -364,28 +383,55 @@ def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
 OptionsFor = Callable[[str], "LintOptions | None"]
 
 
+def lint_one(
+    source: SourceFile, options: LintOptions, cache: LintCache | None = None
+) -> FileResult | InternalError:
+    """`lint_file`, with a failure returned as an `InternalError` instead of raised."""
+    try:
+        return lint_file(source, options, cache)
+    except OSError as exc:
+        return InternalError(source.path, f"cannot read file: {exc.strerror}")
+    except Exception as exc:  # a bug in shapelint: report it for this file and go on
+        return InternalError(source.path, f"{type(exc).__name__}: {exc}")
+
+
 def lint_paths(
-    paths: Iterable[str], options: LintOptions | OptionsFor, exclude: Iterable[str] = ()
+    paths: Iterable[str],
+    options: LintOptions | OptionsFor,
+    exclude: Iterable[str] = (),
+    *,
+    jobs: int | None = 1,
+    cache: LintCache | None = None,
 ) -> LintResult:
     """Lint every file under ``paths``; a failure in one file is recorded, not raised.
 
     ``options`` is one `LintOptions` for every file, or a function giving each file's own
     (from the settings that apply to it; None when those settings exclude the file). Errors
-    in settings raise from that function and are the caller's to report.
+    in settings raise from that function and are the caller's to report. ``jobs`` worker
+    processes share the files (None: by the number of files, see `parallel.auto_jobs`); the
+    result is the same for any number. ``cache`` skips files linted before (`lint.cache`).
     """
     if isinstance(options, LintOptions):
         exclude = (*exclude, *options.exclude)
         single = options
         options = lambda _path: single  # noqa: E731
-    result = LintResult()
+    items: list[tuple[SourceFile, LintOptions]] = []
     for source in discover(paths, exclude):
         file_options = options(source.path)
-        if file_options is None:
-            continue
-        try:
-            result.files.append(lint_file(source, file_options))
-        except OSError as exc:
-            result.errors.append(InternalError(source.path, f"cannot read file: {exc.strerror}"))
-        except Exception as exc:  # a bug in shapelint: report it for this file and go on
-            result.errors.append(InternalError(source.path, f"{type(exc).__name__}: {exc}"))
+        if file_options is not None:
+            items.append((source, file_options))
+    from shapelint.lint import parallel
+
+    workers = parallel.auto_jobs(len(items)) if jobs is None else jobs
+    workers = min(workers, len(items))
+    if workers > 1 and parallel.can_fork():
+        outcomes = parallel.lint_parallel(items, workers, cache)
+    else:
+        outcomes = [lint_one(source, file_options, cache) for source, file_options in items]
+    result = LintResult()
+    for outcome in outcomes:
+        if isinstance(outcome, InternalError):
+            result.errors.append(outcome)
+        else:
+            result.files.append(outcome)
     return result
