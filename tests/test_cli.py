@@ -91,6 +91,7 @@ def test_json_contract(tree: Path) -> None:
     )
     assert gpt2["dims"]["ffn"] == 3072 and gpt2["dims"]["head_dim"] == 64
     assert gpt2["dialect"] == "hf"
+    assert gpt2["sources"] == dict.fromkeys(gpt2["dims"], "hf")
 
 
 def test_clean_file_exits_zero(tree: Path) -> None:

@@ -178,6 +178,7 @@ def readme_contract() -> tuple[set[str], set[str], set[str]]:
         names(configs.split('"dims"')[0])
         | {
             "dims",
+            "sources",
             "target",
         },
         names(target.split('"origins"')[0]) - {"flag", "config", "settings", "default"}
@@ -197,6 +198,7 @@ def test_json_output_matches_the_readme_contract(gpt2: Path) -> None:
     (c,) = data["configs"]
     assert set(f) == finding_keys
     assert set(c) == config_keys
+    assert c["sources"] == dict.fromkeys(c["dims"], "hf")
     assert set(c["target"]) == target_keys
     assert f["message"].endswith(
         f"[+{f['estimates'][0]['slowdown_pct']:.1f}% step time on H100-SXM]"

@@ -19,7 +19,8 @@ CLEAN = (
     '{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, '
     '"intermediate_size": 11008, "vocab_size": 32000}\n'
 )
-MAXTEXT = '{"base_emb_dim": 4096, "base_num_query_heads": 30, "vocab_size": 32000}\n'
+# Key names no built-in dialect knows (MaxText's base_* keys are built in now).
+CUSTOM = '{"model_width": 4096, "query_heads": 30, "vocab_size": 32000}\n'
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -123,18 +124,18 @@ def test_gpu_file_is_relative_to_the_settings_file(project: Path) -> None:
 
 
 def test_custom_keys(project: Path) -> None:
-    (project / "maxtext.json").write_text(MAXTEXT)
-    assert "SL003" not in codes("maxtext.json")
+    (project / "custom.json").write_text(CUSTOM)
+    assert "SL003" not in codes("custom.json")
     (project / ".shapelint.toml").write_text(
-        '[keys]\nhidden = ["base_emb_dim"]\nheads = ["base_num_query_heads"]\n'
+        '[keys]\nhidden = ["model_width"]\nheads = ["query_heads"]\n'
     )
-    _, out, _ = run("maxtext.json", "--format", "json")
+    _, out, _ = run("custom.json", "--format", "json")
     data = json.loads(out)
     assert [f["code"] for f in data["findings"]] == ["SL003"]
-    assert data["findings"][0]["key"] in ("base_emb_dim", "base_num_query_heads")
+    assert data["findings"][0]["key"] in ("model_width", "query_heads")
     assert data["configs"][0]["dims"]["hidden"] == 4096
-    settings = SettingsResolver().for_file(str(project / "maxtext.json"))
-    assert settings.keys == {Dim.HIDDEN: ("base_emb_dim",), Dim.HEADS: ("base_num_query_heads",)}
+    settings = SettingsResolver().for_file(str(project / "custom.json"))
+    assert settings.keys == {Dim.HIDDEN: ("model_width",), Dim.HEADS: ("query_heads",)}
 
 
 def test_fail_on(project: Path) -> None:
@@ -243,4 +244,4 @@ def test_readme_example_loads(tmp_path: Path) -> None:
     s = load(str(tmp_path / "pyproject.toml"))
     assert s.gpu == ("H100-SXM", "A100") and s.tp == 8 and s.fail_on == "warning"
     assert s.per_file_ignores == {"checkpoints/*/config.json": ("SL101", "SL103")}
-    assert s.keys[Dim.HIDDEN] == ("base_emb_dim",)
+    assert s.keys[Dim.HIDDEN] == ("model_width",)

@@ -206,7 +206,8 @@ def _scalars(doc: Document) -> dict[int, Scalar]:
             continue
         seen.add(id(node))
         if isinstance(node, Scalar):
-            out.setdefault(node.span.start, node)
+            if node.span.path == doc.path:  # not a value inherited from another file
+                out.setdefault(node.span.start, node)
         elif isinstance(node, Mapping):
             stack.extend(e.value for e in node.entries)
         elif isinstance(node, SeqNode):
@@ -253,6 +254,9 @@ def verify(
     that merely dropped below it counts as one that still fires.
     """
     edits = [e for f in fixes if f.fix is not None for e in f.fix.edits]
+    for edit in edits:
+        if edit.span.path != doc.path:
+            return f"{edit.key} is written in {edit.span.path}, not in this file"
     try:
         text, placed = splice(doc.text, edits)
     except OverlappingEditsError as exc:

@@ -9,7 +9,7 @@ report and the fixer applies.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -72,6 +72,26 @@ INTEGER_DIMS: frozenset[Dim] = frozenset(
 )
 
 
+class Derivation(str, enum.Enum):
+    """How a derived `Value` was computed: rules test this, never the display formula."""
+
+    # head_dim = hidden / heads (a config that states neither head_dim nor an MLA split).
+    HEAD_DIM_SPLIT = "head_dim_split"
+    # KV heads = heads (no grouped-query attention stated).
+    KV_FROM_HEADS = "kv_from_heads"
+    # A framework's formula of stated values (FFN from hidden, padded vocab, MLA head dims).
+    FORMULA = "formula"
+    # A framework's default for a key the config leaves out.
+    DEFAULT = "default"
+    # A stated value read in another unit or spelling (dtype names, boolean switches).
+    CONVERSION = "conversion"
+
+
+# Computes one dim from the others (``get(dim)`` is a known positive int or None); a dialect
+# attaches one to each dim it derives, so a fix's consequences use the framework's own formula.
+Formula = Callable[[Callable[["Dim"], "int | None"]], "int | None"]
+
+
 @dataclass(frozen=True)
 class Value:
     """One dim's value as a config states or implies it.
@@ -80,7 +100,8 @@ class Value:
     hidden / heads when absent) has ``derived_from`` set to the values it came from and
     ``formula`` saying how; its ``span`` is that of the first source, so findings on it point
     somewhere a user can look. ``shared`` marks a YAML value reached through an alias;
-    ``expression`` is the source text of a computed Python value.
+    ``expression`` is the source text of a computed Python value. ``kind`` says how a derived
+    value was computed (`Derivation`); ``formula`` is only for display.
     """
 
     value: object
@@ -91,6 +112,7 @@ class Value:
     shared: bool = False
     expression: str | None = None
     known: bool = True
+    kind: Derivation | None = None
 
     @property
     def derived(self) -> bool:
@@ -108,6 +130,9 @@ class Value:
         if isinstance(v, float) and v.is_integer():
             return int(v)
         return None
+
+
+_Int = int  # ModelConfig.int shadows the builtin inside the class body
 
 
 @dataclass(frozen=True)
@@ -131,6 +156,17 @@ class ModelConfig:
     # True when SEQ_LEN is the model's maximum context (HF max_position_embeddings) rather
     # than the sequence length a training run uses.
     seq_is_max_context: bool = False
+    # Which reader supplied each dim ("gpt-neox", "hf", "megatron-core" …), for --format json.
+    sources: Mapping[Dim, str] = field(default_factory=dict)
+    # False for encoder-only models without a vocabulary projection (BERT-style backbones):
+    # the performance model then has no logit GEMM. None: the config does not say.
+    has_lm_head: bool | None = None
+    # False when no layer has attention (Mamba stacks): head rules do not apply.
+    has_attention: bool = True
+    # The framework formulas of derived dims, re-evaluated when a fix changes their inputs.
+    formulas: Mapping[Dim, Formula] = field(default_factory=dict)
+    # Every key path the dialect that built this config read (found), whatever it used it for.
+    read_keys: frozenset[str] = frozenset()
     # How positions enter the model: "rope", "alibi", "learned", or None when the config does
     # not say (the performance model then assumes rotary, the common case today).
     position_embedding: str | None = None
@@ -151,6 +187,23 @@ class ModelConfig:
     def vocab_value(self) -> Value | None:
         """The vocab the embedding and logit GEMMs see: the padded one where stated."""
         return self.dims.get(Dim.PADDED_VOCAB) or self.dims.get(Dim.VOCAB)
+
+    def rederive(self, changes: Mapping[Dim, _Int]) -> dict[Dim, _Int]:
+        """``changes`` plus every derived dim recomputed by its framework formula from them."""
+        out = dict(changes)
+
+        def get(dim: Dim) -> _Int | None:
+            return out[dim] if dim in out else self.int(dim)
+
+        for _ in range(3):  # formulas may feed each other (hidden → ffn → expert ffn)
+            for dim, formula in self.formulas.items():
+                value = self.dims.get(dim)
+                if dim in changes or value is None or not value.derived:
+                    continue
+                new = formula(get)
+                if new is not None and new > 0 and new != get(dim):
+                    out[dim] = new
+        return out
 
     def with_dims(self, changes: Mapping[Dim, object]) -> ModelConfig:
         """A copy with some dims replaced by plain values (used for counterfactual estimates)."""

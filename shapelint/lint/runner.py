@@ -235,7 +235,8 @@ def _problem_findings(doc: Document) -> list[Finding]:
 def _suppression(finding: Finding, doc: Document) -> Suppressed | None:
     """How an in-file comment hides ``finding`` (its line's ignore, or the file's
     ``disable-file``, which never hides a parse error); None when nothing does."""
-    codes = doc.suppressions.get(finding.span.line)
+    # A value inherited from another file: this file's line comments are not about it.
+    codes = doc.suppressions.get(finding.span.line) if finding.path == doc.path else None
     if codes is not None and (not codes or finding.code in codes):
         return Suppressed(finding, suppression_reason(doc.text, finding.span.line))
     disabled = file_disables(doc.text) if "disable-file" in doc.text else None
@@ -310,6 +311,34 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
     return out
 
 
+def _not_understood(
+    doc: Document, configs: list[ModelConfig], options: LintOptions
+) -> list[Finding]:
+    """SL009 when ``doc`` names two or more model-shape keys but no config is complete."""
+    from shapelint.lint.dialects.common import looks_like_model
+    from shapelint.lint.dialects.shape_keys import enough_shape_keys, shape_keys
+    from shapelint.rules import sl009_config_not_understood as sl009
+
+    if any(looks_like_model(c.dims) for c in configs):
+        return []
+    keys = shape_keys(doc, options.extra_keys)
+    if not enough_shape_keys(keys):
+        return []
+    rule = sl009.RULE
+    first = keys[0]
+    return [
+        Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=rule.severity,
+            message=sl009.message(keys),
+            path=doc.path,
+            span=first.span,
+            key=first.path,
+        )
+    ]
+
+
 def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig], list[Finding]]:
     """Configs and findings of one parsed document."""
     configs, kept, _ = lint_document_suppressed(doc, options)
@@ -326,6 +355,8 @@ def lint_document_suppressed(
         if selected(f.code, options, doc.path)
     ]
     configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
+    if doc.ok and selected("SL009", options, doc.path):
+        findings.extend(with_severity(f, options) for f in _not_understood(doc, configs, options))
     seen: set[tuple[str, int, str]] = set()
     for config in configs:
         for f in check_config(config, options):

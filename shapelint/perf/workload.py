@@ -208,7 +208,7 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
             fwd.append(Gemm("mlp_gate", "fwd", tokens, _split(f, t), h, count=layers, dtype=lin))
         fwd.append(Gemm("mlp_down", "fwd", tokens, h, _split(f, t), count=layers, dtype=lin))
 
-    if v is not None and v > 0:
+    if v is not None and v > 0 and config.has_lm_head is not False:  # encoders: no logit layer
         fwd.append(Gemm("logits", "fwd", tokens, _split(v, t), h, count=1, dtype=other))
 
     if target.mode != "train":

@@ -49,13 +49,14 @@ class Rule:
         related: Iterable[Value] = (),
         fix: Fix | None = None,
     ) -> Finding:
-        """A finding of this rule pointing at ``value`` in ``config``."""
+        """A finding of this rule pointing at ``value`` in ``config`` (in the file where the
+        value is written: a Python class's inherited value may sit in its base's file)."""
         return Finding(
             code=self.code,
             name=self.name,
             severity=self.severity,
             message=message,
-            path=config.path,
+            path=value.span.path if written_elsewhere(config, value) else config.path,
             span=value.span,
             config=config.name,
             key=value.key,
@@ -113,7 +114,7 @@ def make_fix(
 ) -> Fix | None:
     """A fix that sets each written (non-derived) value to a new one; None if any is derived."""
     pairs = list(changes)
-    if not pairs or any(v.derived or not v.known for v, _ in pairs):
+    if not pairs or any(v.derived or not v.known or written_elsewhere(config, v) for v, _ in pairs):
         return None
     edits = tuple(Edit(v.span, v.key, v.value, new) for v, new in pairs)
     return Fix(
@@ -122,6 +123,12 @@ def make_fix(
         edits=edits,
         dims=tuple(dims),
     )
+
+
+def written_elsewhere(config: ModelConfig, value: Value) -> bool:
+    """True when ``value`` is written in another file than ``config`` (a Python base class
+    imported from a sibling module): it is read, and never fixed from this file."""
+    return bool(value.span.path) and bool(config.path) and value.span.path != config.path
 
 
 def pow2_factor(n: int) -> int:
@@ -149,26 +156,10 @@ __all__ = [
 
 
 def consistent_dims(config: ModelConfig, changes: dict[Dim, int]) -> dict[Dim, int]:
-    """``changes`` plus the derived dims they imply (head dim, KV heads, 4×hidden FFN).
+    """``changes`` plus the derived dims they imply (head dim, KV heads, FFN width …).
 
     A fix edits written values; dims derived from them must follow, or the performance model
-    would estimate a config no framework would build.
+    would estimate a config no framework would build. Each derived dim is recomputed with the
+    formula of the dialect that derived it (`ModelConfig.rederive`), never another framework's.
     """
-    out = dict(changes)
-    h = out.get(Dim.HIDDEN, config.int(Dim.HIDDEN))
-    a = out.get(Dim.HEADS, config.int(Dim.HEADS))
-    head_dim, kv, ffn = config.get(Dim.HEAD_DIM), config.get(Dim.KV_HEADS), config.get(Dim.FFN)
-    if (
-        head_dim is not None
-        and head_dim.formula == "hidden / heads"
-        and h
-        and a
-        and h % a == 0
-        and Dim.HEAD_DIM not in out
-    ):
-        out[Dim.HEAD_DIM] = h // a
-    if kv is not None and kv.formula.startswith("= heads") and Dim.HEADS in out:
-        out.setdefault(Dim.KV_HEADS, out[Dim.HEADS])
-    if ffn is not None and ffn.formula.startswith("4 × hidden") and Dim.HIDDEN in out:
-        out.setdefault(Dim.FFN, 4 * out[Dim.HIDDEN])
-    return out
+    return config.rederive(changes)

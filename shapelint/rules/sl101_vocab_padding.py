@@ -11,7 +11,9 @@ The fix sets the framework's padding knob where the config has one
 (``make_vocab_size_divisible_by``, ``padding_multiple``; raised to 128, Megatron-LM's
 default, when it is below that) or an explicit ``padded_vocab_size``; otherwise it pads the
 vocab itself. Padding rows are never produced by the tokenizer, so a from-scratch model's
-function is unchanged; a config that ships with weights gets the fix only as unsafe.
+function is unchanged; a config that ships with weights gets the fix only as unsafe. An encoder
+without a vocabulary projection (a BERT-style backbone) is not reported: there its vocab is
+only a table lookup, in no GEMM.
 
 Source: Anthony et al. 2024, "The Case for Co-Designing Model Architectures with Hardware"
 (vocab divisible by 64); NVIDIA "Matrix Multiplication Background" guide (alignment); nanoGPT
@@ -63,6 +65,8 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     t = max(target.tp, 1)
     if vocab is None or v is None or v <= 0 or v % t or (v // t) % MULTIPLE == 0:
         return
+    if config.has_lm_head is False:
+        return  # an encoder without a vocabulary projection: the vocab is only a table lookup
     multiple = MULTIPLE * t
     padded = round_up(v, multiple)
     per_rank = f" ({v // t} per rank at tensor parallel {t})" if t > 1 else ""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from shapelint.lint.model import Dim, Finding, Fix, ModelConfig, Target
+from shapelint.lint.model import Derivation, Dim, Finding, Fix, ModelConfig, Target
 from shapelint.rules.base import (
     Example,
     Rule,
@@ -107,7 +107,7 @@ def _fix(config: ModelConfig, target: Target) -> Fix | None:
         )
     if heads is None or a is None or h is None or hidden is None:
         return None
-    if head_dim.derived and head_dim.formula != "hidden / heads":
+    if head_dim.derived and head_dim.kind is not Derivation.HEAD_DIM_SPLIT:
         return None  # e.g. MLA's qk_nope_head_dim + qk_rope_head_dim: no single value to edit
     new_a = _heads_for(h, a, g, max(target.tp, 1))
     if new_a is None or new_a == a:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.dialects.llama import llama_ffn
 from shapelint.lint.model import Dim, Finding, Fix, ModelConfig, Target, Value
 from shapelint.rules.base import Example, Rule, describe, make_fix, round_up
 
@@ -55,14 +54,14 @@ EXAMPLES = [
 
 def _knob_fix(config: ModelConfig, ffn: Value, t: int) -> Fix | None:
     knob = config.get(Dim.FFN_MULTIPLE)
-    dim = config.int(Dim.HIDDEN)
-    if knob is None or knob not in ffn.derived_from or dim is None:
+    if knob is None or knob not in ffn.derived_from or Dim.FFN not in config.formulas:
         return None
     m = knob.as_int or 1
     new_m = round_up(m, MULTIPLE * t)
-    mult = config.get(Dim.FFN_MULTIPLIER)
-    factor = mult.value if mult is not None and isinstance(mult.value, int | float) else None
-    new_f = llama_ffn(dim, new_m, factor)
+    # The width the config's own framework computes from the new knob (Llama, NeoX …).
+    new_f = config.rederive({Dim.FFN_MULTIPLE: new_m}).get(Dim.FFN)
+    if new_f is None or new_f // t % MULTIPLE:
+        return None
     return make_fix(
         config,
         f"set {knob.key} to {new_m} (FFN width {ffn.value} → {new_f})",

@@ -476,3 +476,107 @@ def test_hf_config_class_goes_to_the_hf_dialect() -> None:
         "layers": 32,
         "vocab": 32000,
     }
+
+
+# ---- class inheritance: open bases and values written in another file ---------------------
+
+GPT3_2B7 = """
+class GPT3XL{bases}:
+    hidden_size = 2560
+    num_attention_heads = 32
+    num_hidden_layers = 32
+    vocab_size = 50304
+"""
+
+
+def test_open_base_leaves_derived_dims_unknown() -> None:
+    closed = named(configs(GPT3_2B7.format(bases="")), "GPT3XL")
+    assert closed.dims[Dim.HEAD_DIM].value == 80 and closed.dims[Dim.HEAD_DIM].known
+    assert "SL102" in [f.code for f in _lint(GPT3_2B7.format(bases=""))]
+    # The base might state head_dim / kv heads: nothing is derived, nothing flagged on it.
+    source = "from .gpt import GPTBase\n" + GPT3_2B7.format(bases="(GPTBase)")
+    opened = named(configs(source), "GPT3XL")
+    assert dims(opened)["hidden"] == 2560 and opened.dims[Dim.HIDDEN].known
+    assert not opened.dims[Dim.HEAD_DIM].known
+    assert Dim.KV_HEADS not in opened.dims or not opened.dims[Dim.KV_HEADS].known
+    assert "SL102" not in [f.code for f in _lint(source)]
+
+
+def _inherited_vocab(tmp_path: Path) -> tuple[Path, Path]:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    base = package / "base.py"
+    base.write_text("class GPTBase:\n    vocab_size = 50257\n    num_hidden_layers = 12\n")
+    child = package / "child.py"
+    child.write_text(
+        "from .base import GPTBase\n\n"
+        "class Small(GPTBase):\n"
+        "    hidden_size = 768\n"
+        "    num_attention_heads = 12\n"
+    )
+    return base, child
+
+
+def test_value_inherited_from_another_file_is_reported_there_and_never_fixed(
+    tmp_path: Path,
+) -> None:
+    base, child = _inherited_vocab(tmp_path)
+    doc = parse(str(child), child.read_bytes(), "python")
+    options = LintOptions(gpus=(lookup("H100"),), min_slowdown=0.0)
+    found = [f for f in lint_document(doc, options)[1] if f.code == "SL101"]
+    assert len(found) == 1
+    finding = found[0]
+    assert finding.path == str(base) and finding.span.line == 2
+    assert base.read_text()[finding.span.start : finding.span.end] == "50257"
+    assert finding.fix is None
+    base_text, child_text = base.read_text(), child.read_text()
+    for flag in ("--fix", "--unsafe-fixes"):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["check", flag, "--min-slowdown", "0", str(child)], out, err) == 1
+        assert (base.read_text(), child.read_text()) == (base_text, child_text)
+
+
+# ---- where Python configs are: module level, classes, what builders return ---------------
+
+TEST_FUNCTION = """
+import json
+
+
+def test_whisper(tmp_path):
+    config = {"vocab_size": 51866, "hidden_size": 1280, "num_attention_heads": 20}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+"""
+
+BUILDER = """
+def gpt2_small() -> GPTConfig:
+    return GPTConfig(
+        vocab_size=50257,
+        hidden_size=768,
+        num_attention_heads=12,
+        num_hidden_layers=12,
+    )
+"""
+
+
+def test_dict_in_a_test_function_is_not_a_config(tmp_path: Path) -> None:
+    # shapelint --fix . rewrote this dict (vocab_size 51866 → 51904) before.
+    assert configs(TEST_FUNCTION) == []
+    path = tmp_path / "test_whisper.py"
+    path.write_text(TEST_FUNCTION)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--fix", "--min-slowdown", "0", str(path)], out, err) == 0
+    assert path.read_text() == TEST_FUNCTION
+
+
+def test_builder_return_is_a_config_whose_fixes_are_unsafe(tmp_path: Path) -> None:
+    found = named(configs(BUILDER), "gpt2_small")
+    assert dims(found)["vocab"] == 50257
+    sl101 = [f for f in _lint(BUILDER) if f.code == "SL101"]
+    assert len(sl101) == 1 and sl101[0].config == "gpt2_small"
+    assert sl101[0].fix is not None and sl101[0].fix.applicability == "unsafe"
+    path = tmp_path / "builders.py"
+    path.write_text(BUILDER.lstrip("\n"))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--fix", "--min-slowdown", "0", str(path)], out, err) == 1
+    assert path.read_text() == BUILDER.lstrip("\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -790,20 +791,44 @@ def test_module_assignments_form_one_module_candidate() -> None:
     assert not scalar(module.root.get("dtype")).known
 
 
-def test_functions_have_their_own_constants_and_scope_in_the_name() -> None:
+def test_function_bodies_hold_configs_only_in_what_they_return() -> None:
     doc = py(
         """
         def _1b():
             dim = 2048
             return ModelConfig(dim=dim, n_heads=32)
 
-        def main():
-            cfg = GPTConfig(n_embd=dim)
+        def test_dump(tmp_path):
+            cfg = GPTConfig(n_embd=768)
+            (tmp_path / "config.json").write_text(json.dumps({"vocab_size": 51866}))
+            configs.append(dict(n_embd=1))
+            return cfg
+
+        def llama3(vocab_size, num_layers):
+            return TransformerDecoder(vocab_size=vocab_size, num_layers=num_layers)
+
+        def flavours():
+            return {"tiny": ModelArgs(dim=64), "small": ModelArgs(dim=128)}
+
+        class Presets:
+            @classmethod
+            def tiny(cls):
+                if True:
+                    return cls(n_embd=64, n_head=4)
         """
     )
-    first = cand(doc, "ModelConfig (in _1b)")
-    assert scalar(first.root.get("dim")).value == 2048
-    assert not scalar(cand(doc, "cfg (in main)").root.get("n_embd")).known
+    # Code in a function is not a config; what a builder returns is, named by the function.
+    # A call made only of the function's parameters (llama3) is a factory, not a config.
+    assert [c.name for c in doc.candidates] == [
+        "_1b",
+        'flavours["tiny"]',
+        'flavours["small"]',
+        "Presets.tiny",
+    ]
+    first = cand(doc, "_1b")
+    assert scalar(first.root.get("dim")).value == 2048  # the function's own constants
+    # Every model the function builds has these values: a fix there is unsafe.
+    assert scalar(first.root.get("n_heads")).shared
 
 
 def test_non_ascii_and_crlf_positions() -> None:
@@ -911,3 +936,213 @@ def test_mutated_real_file_never_raises(position: int, cut: int, insert: str) ->
     text = SAMPLE[:position] + insert + SAMPLE[position + cut :]
     doc = parse_python("fuzz.py", text)
     _check_spans(doc)
+
+
+# ---- class inheritance ------------------------------------------------------------------
+
+
+def _entries(candidate: Candidate) -> dict[str, tuple[object, str, int]]:
+    """key → (value, file name, line) of every scalar entry."""
+    out: dict[str, tuple[object, str, int]] = {}
+    for entry in candidate.root.entries:
+        value = scalar(entry.value)
+        out[entry.key] = (
+            value.value,
+            value.span.path.replace("\\", "/").rsplit("/", 1)[-1],
+            value.span.line,
+        )
+    return out
+
+
+def test_class_inherits_from_a_base_in_the_same_file() -> None:
+    doc = py(
+        """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Base:
+            hidden_size: int = 1024
+            kv_channels = 128
+            vocab_size: int = 32000
+
+        @dataclass
+        class Child(Base):
+            hidden_size: int = 4096
+            num_layers: int = 32
+        """
+    )
+    child = cand(doc, "Child")
+    assert child.open_bases == ()
+    assert _entries(child) == {
+        "kv_channels": (128, "config.py", 6),
+        "vocab_size": (32000, "config.py", 7),
+        "hidden_size": (4096, "config.py", 11),  # the child's override wins
+        "num_layers": (32, "config.py", 12),
+    }
+    assert len(list(child.root.keys())) == len(set(child.root.keys()))
+
+
+def test_first_base_wins_and_init_defaults_are_inherited() -> None:
+    doc = py(
+        """
+        class A:
+            n_head = 8
+        class B:
+            n_head = 16
+            n_embd = 512
+        class C(A, B):
+            pass
+        class WithInit:
+            def __init__(self, vocab_size=50257, n_layer=12):
+                pass
+        class Sub(WithInit):
+            model_type = "sub"
+        class Own(WithInit):
+            def __init__(self, n_layer=24):
+                pass
+        """
+    )
+    assert {k: v[0] for k, v in _entries(cand(doc, "C")).items()} == {"n_head": 8, "n_embd": 512}
+    sub = cand(doc, "Sub")
+    assert sub.kind == "init"
+    assert {k: v[0] for k, v in _entries(sub).items()} == {
+        "model_type": "sub",
+        "vocab_size": 50257,
+        "n_layer": 12,
+    }
+    # A class's own __init__ replaces its base's: the base's defaults are not its defaults.
+    assert {k: v[0] for k, v in _entries(cand(doc, "Own")).items()} == {"n_layer": 24}
+
+
+def test_base_that_cannot_be_read_is_open() -> None:
+    doc = py(
+        """
+        from .qwen import Qwen3Config
+        from somewhere_else import Mixin
+
+        class Qwen3Config8B(Qwen3Config):
+            hidden_size = 4096
+            num_attention_heads = 32
+
+        class Built(make_base()):
+            hidden_size = 1024
+
+        class Fine(object):
+            hidden_size = 2048
+
+        class HF(PretrainedConfig):
+            hidden_size = 2048
+        """
+    )
+    assert cand(doc, "Qwen3Config8B").open_bases == ("Qwen3Config",)
+    assert set(cand(doc, "Qwen3Config8B").root.keys()) == {"hidden_size", "num_attention_heads"}
+    assert cand(doc, "Built").open_bases == ("make_base()",)
+    assert cand(doc, "Fine").open_bases == ()
+    # An unbound name is open, except the framework roots known to hold no shape values.
+    assert cand(doc, "HF").open_bases == ()
+
+
+def test_an_open_base_is_inherited_by_subclasses() -> None:
+    doc = py(
+        """
+        from .missing import Base
+        class Mid(Base):
+            n_embd = 512
+        class Leaf(Mid):
+            n_head = 8
+        """
+    )
+    assert cand(doc, "Leaf").open_bases == ("Base",)
+
+
+def _package(root: Path) -> Path:
+    """A package tree: pkg/models/{base.py, qwen/{__init__.py, qwen_provider.py, child.py}}."""
+    models = root / "pkg" / "models"
+    (models / "qwen").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (models / "__init__.py").write_text("")
+    (models / "base.py").write_text(
+        "SEQ = 4096\n"
+        "class GPTProvider:\n"
+        "    make_vocab_size_divisible_by: int = 128\n"
+        "    seq_length: int = SEQ\n"
+        "    vocab_size = None\n"
+    )
+    (models / "qwen" / "__init__.py").write_text(
+        "from pkg.models.qwen.qwen_provider import Qwen3Provider\n"
+    )
+    (models / "qwen" / "qwen_provider.py").write_text(
+        "from ..base import GPTProvider\n"
+        "\n"
+        "class Qwen3Provider(GPTProvider):\n"
+        "    kv_channels: int = 128\n"
+        "    vocab_size: int = 151936\n"
+    )
+    return models
+
+
+def test_base_imported_from_a_sibling_module_is_read(tmp_path: Path) -> None:
+    models = _package(tmp_path)
+    child = models / "qwen" / "child.py"
+    child.write_text(
+        "from dataclasses import dataclass\n"
+        "from .qwen_provider import Qwen3Provider\n"
+        "from pkg.models.qwen.qwen_provider import Qwen3Provider as Absolute\n"
+        "from . import Qwen3Provider as ReExported\n"
+        "import pkg.models.base as base\n"
+        "\n"
+        "class Relative(Qwen3Provider):\n"
+        "    hidden_size: int = 4096\n"
+        "class ByAbsolute(Absolute):\n"
+        "    hidden_size: int = 4096\n"
+        "class ByPackage(ReExported):\n"
+        "    hidden_size: int = 4096\n"
+        "class ByModule(base.GPTProvider):\n"
+        "    hidden_size: int = 4096\n"
+    )
+    doc = parse(str(child), child.read_bytes(), "python")
+    expected = {
+        "make_vocab_size_divisible_by": (128, "base.py", 3),
+        "seq_length": (4096, "base.py", 4),  # folded in the base's own module
+        "kv_channels": (128, "qwen_provider.py", 4),
+        "vocab_size": (151936, "qwen_provider.py", 5),
+        "hidden_size": (4096, "child.py", 8),
+    }
+    assert _entries(cand(doc, "Relative")) == expected
+    for name in ("ByAbsolute", "ByPackage"):
+        found = _entries(cand(doc, name))
+        assert found == {**expected, "hidden_size": (4096, "child.py", found["hidden_size"][2])}
+        assert cand(doc, name).open_bases == ()
+    by_module = _entries(cand(doc, "ByModule"))
+    assert by_module["vocab_size"] == (None, "base.py", 5)
+    assert "kv_channels" not in by_module
+    # The span of an inherited value is exact in its own file.
+    span = scalar(cand(doc, "Relative").root.get("kv_channels")).span
+    assert (models / "qwen" / "qwen_provider.py").read_text()[span.start : span.end] == "128"
+
+
+def test_import_outside_the_package_tree_or_a_cycle_is_open(tmp_path: Path) -> None:
+    models = _package(tmp_path)
+    (models / "a.py").write_text("from .b import B\nclass A(B):\n    n_embd = 1\n")
+    (models / "b.py").write_text("from .a import A\nclass B(A):\n    n_head = 2\n")
+    (models / "broken.py").write_text("class X(:\n")
+    child = models / "child.py"
+    child.write_text(
+        "from other_package.models import GPTProvider\n"
+        "from .a import A\n"
+        "from .broken import X\n"
+        "class Outside(GPTProvider):\n    hidden_size = 1\n"
+        "class Cycle(A):\n    hidden_size = 1\n"
+        "class Broken(X):\n    hidden_size = 1\n"
+    )
+    doc = parse(str(child), child.read_bytes(), "python")
+    assert cand(doc, "Outside").open_bases == ("GPTProvider",)
+    # a.A(b.B), b.B(a.A): reading A reaches B, whose base A is the module being read.
+    cycle = cand(doc, "Cycle")
+    assert cycle.open_bases == ("A",)
+    assert {k: v[0] for k, v in _entries(cycle).items()} == {
+        "n_head": 2,
+        "n_embd": 1,
+        "hidden_size": 1,
+    }
+    assert cand(doc, "Broken").open_bases == ("X",)

@@ -9,11 +9,12 @@ nested mappings.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable as AbcCallable
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field, replace
 
-from shapelint.lint.model import Dim, ModelConfig, Value, normalize_dtype
+from shapelint.lint.model import Derivation, Dim, Formula, ModelConfig, Value, normalize_dtype
 from shapelint.lint.source import Candidate, Mapping, Node, Scalar
 
 KeyAliases = AbcMapping[Dim, tuple[str, ...]]
@@ -74,10 +75,18 @@ def find(mapping: Mapping, names: Iterable[str], prefix: str = "") -> Value | No
     return None
 
 
-def derived(value: object, sources: tuple[Value, ...], formula: str, key: str = "") -> Value:
-    """A value computed from others; it points at the first source."""
+def derived(
+    value: object,
+    sources: tuple[Value, ...],
+    formula: str,
+    key: str = "",
+    kind: Derivation = Derivation.FORMULA,
+) -> Value:
+    """A value computed from others (``kind`` says how); it points at the first source."""
     first = sources[0]
-    return Value(value, key or first.key, first.span, derived_from=sources, formula=formula)
+    return Value(
+        value, key or first.key, first.span, derived_from=sources, formula=formula, kind=kind
+    )
 
 
 def round_up(n: int, multiple: int) -> int:
@@ -98,14 +107,35 @@ class Builder:
     pretrained: bool = False
     shape_from_elsewhere: bool = False
     seq_is_max_context: bool = False
+    has_lm_head: bool | None = None
+    has_attention: bool = True
+    formulas: dict[Dim, Formula] = field(default_factory=dict)
+    read_keys: set[str] = field(default_factory=set)
 
     @property
     def root(self) -> Mapping:
         return self.candidate.root
 
     def lookup(self, *names: str) -> Value | None:
-        """Find the first of ``names`` under the candidate's root."""
-        return find(self.root, names, self.candidate.key_prefix)
+        """Find the first of ``names`` under the candidate's root (and remember it was read)."""
+        found = find(self.root, names, self.candidate.key_prefix)
+        if found is not None:
+            self.read_keys.add(found.key)
+        return found
+
+    def consult(self, *names: str) -> None:
+        """Mark keys as read by this dialect although it chose not to use them (so no other
+        reader takes them: llm-foundry's ``kv_n_heads`` means nothing without GQA)."""
+        for name in names:
+            self.lookup(name)
+
+    def derive(self, dim: Dim, value: Value, formula: Formula | None = None) -> None:
+        """Set ``dim`` to a derived ``value`` unless set; ``formula`` recomputes it after a fix."""
+        if dim in self.dims:
+            return
+        self.dims[dim] = value
+        if formula is not None:
+            self.formulas[dim] = formula
 
     def take(self, dim: Dim, *names: str) -> Value | None:
         """Set ``dim`` from the first of the user's keys or ``names`` present, if unset."""
@@ -142,9 +172,18 @@ class Builder:
         hidden, heads = self.dims.get(Dim.HIDDEN), self.dims.get(Dim.HEADS)
         h, a = self.int(Dim.HIDDEN), self.int(Dim.HEADS)
         if Dim.HEAD_DIM not in self.dims and hidden and heads and h and a and h % a == 0:
-            self.dims[Dim.HEAD_DIM] = derived(h // a, (hidden, heads), "hidden / heads")
+            split = derived(
+                h // a, (hidden, heads), "hidden / heads", kind=Derivation.HEAD_DIM_SPLIT
+            )
+            self.derive(Dim.HEAD_DIM, split, head_dim_split)
         if Dim.KV_HEADS not in self.dims and heads is not None and a:
-            self.dims[Dim.KV_HEADS] = derived(a, (heads,), "= heads (no KV heads stated)")
+            same = derived(
+                a, (heads,), "= heads (no KV heads stated)", kind=Derivation.KV_FROM_HEADS
+            )
+            self.derive(Dim.KV_HEADS, same, lambda get: get(Dim.HEADS))
+        if not self.has_attention:
+            for dim in ATTENTION_DIMS:
+                self.dims.pop(dim, None)
         return ModelConfig(
             name=self.candidate.name,
             path=self.path,
@@ -154,7 +193,22 @@ class Builder:
             pretrained=self.pretrained,
             shape_from_elsewhere=self.shape_from_elsewhere,
             seq_is_max_context=self.seq_is_max_context,
+            sources={dim: self.dialect for dim in self.dims},
+            has_lm_head=self.has_lm_head,
+            has_attention=self.has_attention,
+            formulas={d: f for d, f in self.formulas.items() if d in self.dims},
+            read_keys=frozenset(self.read_keys),
         )
+
+
+# Dims that only exist in attention layers (dropped for attention-free stacks such as Mamba).
+ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM)
+
+
+def head_dim_split(get: AbcCallable[[Dim], int | None]) -> int | None:
+    """hidden / heads when heads divide hidden."""
+    h, a = get(Dim.HIDDEN), get(Dim.HEADS)
+    return h // a if h and a and h % a == 0 else None
 
 
 def looks_like_model(dims: AbcMapping[Dim, Value]) -> bool:
@@ -187,7 +241,9 @@ def dtype_value(value: Value | None) -> Value | None:
         return None
     if name == value.value:
         return value
-    return derived(name, (value,), f"{value.key}: {value.value} → {name}")
+    return derived(
+        name, (value,), f"{value.key}: {value.value} → {name}", kind=Derivation.CONVERSION
+    )
 
 
 def set_dtype_from_flags(b: Builder, flags: AbcMapping[str, tuple[str, ...]]) -> None:
@@ -195,7 +251,9 @@ def set_dtype_from_flags(b: Builder, flags: AbcMapping[str, tuple[str, ...]]) ->
     for name, keys in flags.items():
         flag = b.lookup(*keys)
         if flag is not None and flag.value is True:
-            b.set(Dim.DTYPE, derived(name, (flag,), f"{flag.key}: true"))
+            b.set(
+                Dim.DTYPE, derived(name, (flag,), f"{flag.key}: true", kind=Derivation.CONVERSION)
+            )
 
 
 def _reference_target(candidate: Candidate, key: str, ref: str) -> Value | None:

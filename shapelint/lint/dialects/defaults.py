@@ -13,7 +13,7 @@ guessed: the dim stays absent.
 from __future__ import annotations
 
 from shapelint.lint.dialects.common import Builder, derived
-from shapelint.lint.model import Dim, Value
+from shapelint.lint.model import Derivation, Dim, Value
 
 
 def anchor(b: Builder, *keys: str) -> Value:
@@ -29,7 +29,9 @@ def anchor(b: Builder, *keys: str) -> Value:
 def default(source: Value, key: str, value: object, framework: str, prefix: str = "") -> Value:
     """A framework default for ``key`` (under key path ``prefix``), derived from ``source``."""
     path = f"{prefix}.{key}" if prefix else key
-    return derived(value, (source,), f"{framework} default {key}={value!r}", key=path)
+    return derived(
+        value, (source,), f"{framework} default {key}={value!r}", key=path, kind=Derivation.DEFAULT
+    )
 
 
 def take_or_default(

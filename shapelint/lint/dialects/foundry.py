@@ -58,6 +58,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         b.take(Dim.KV_HEADS, "model.attn_config.kv_n_heads")
     elif kind == "multiquery_attention" and attn_type is not None:
         b.set(Dim.KV_HEADS, derived(1, (attn_type,), "multiquery_attention → 1 KV head"))
+    b.consult("model.attn_config.kv_n_heads")  # meaningless without GQA
     b.take(Dim.LAYERS, "model.n_layers")
     b.take(Dim.VOCAB, "model.vocab_size")
     b.take(Dim.SEQ_LEN, "model.max_seq_len", "max_seq_len")
@@ -73,8 +74,17 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     if Dim.FFN not in b.dims and hidden is not None and h:
         ratio = b.lookup("model.expansion_ratio")
         if ratio is None:
-            b.set(Dim.FFN, derived(DEFAULT_EXPANSION * h, (hidden,), "4 · d_model"))
+            b.derive(
+                Dim.FFN,
+                derived(DEFAULT_EXPANSION * h, (hidden,), "4 · d_model"),
+                lambda get: DEFAULT_EXPANSION * x if (x := get(Dim.HIDDEN)) else None,
+            )
         elif isinstance(ratio.value, int | float) and not isinstance(ratio.value, bool):
             width = int(h * ratio.value)
-            b.set(Dim.FFN, derived(width, (hidden, ratio), "int(d_model · expansion_ratio)"))
+            r = float(ratio.value)
+            b.derive(
+                Dim.FFN,
+                derived(width, (hidden, ratio), "int(d_model · expansion_ratio)"),
+                lambda get: int(x * r) if (x := get(Dim.HIDDEN)) else None,
+            )
     return training_config(b)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model, round_up
 from shapelint.lint.dialects.defaults import anchor, take_or_default
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.model import Derivation, Dim, ModelConfig
 from shapelint.lint.source import Candidate, Document
 
 NAME = "gpt-fast"
@@ -65,16 +65,28 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     if local is not None and local.known and local.as_int not in (None, -1):
         b.set(Dim.KV_HEADS, local)
     elif (local is None or local.as_int == -1) and heads is not None and a:
-        b.set(Dim.KV_HEADS, derived(a, (heads,), "n_local_heads = n_head (when -1)"))
+        b.derive(
+            Dim.KV_HEADS,
+            derived(a, (heads,), "n_local_heads = n_head (when -1)", kind=Derivation.KV_FROM_HEADS),
+            lambda get: get(Dim.HEADS),
+        )
 
     if hidden is not None and heads is not None and h and a:
         # __post_init__ overwrites head_dim whatever the file says.
-        b.set(Dim.HEAD_DIM, derived(h // a, (hidden, heads), "head_dim = dim // n_head"))
+        b.derive(
+            Dim.HEAD_DIM,
+            derived(h // a, (hidden, heads), "head_dim = dim // n_head"),
+            lambda get: x // y if (x := get(Dim.HIDDEN)) and (y := get(Dim.HEADS)) else None,
+        )
 
     ffn = b.take(Dim.FFN, "intermediate_size")
     stated = b.lookup("intermediate_size")
     if ffn is None and (stated is None or (stated.known and stated.value is None)) and hidden and h:
         formula = "find_multiple(int(2 * 4 * dim / 3), 256)"
-        b.set(Dim.FFN, derived(gptfast_ffn(h), (hidden,), formula))
+        b.derive(
+            Dim.FFN,
+            derived(gptfast_ffn(h), (hidden,), formula),
+            lambda get: gptfast_ffn(x) if (x := get(Dim.HIDDEN)) else None,
+        )
     config = b.build()
     return [config] if looks_like_model(config.dims) else []

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model
-from shapelint.lint.model import Dim, ModelConfig
-from shapelint.lint.source import Candidate, Document, Mapping
+from shapelint.lint.model import Derivation, Dim, ModelConfig
+from shapelint.lint.source import Candidate, Document, Mapping, Scalar, Sequence
 
 NAME = "hf"
 
@@ -26,8 +26,11 @@ KV_HEADS = (
     "n_head_kv",
     "num_kv_head",
     "attn_config.kv_n_heads",  # DBRX
+    "num_query_groups",  # Megatron / NeMo 2 TransformerConfig
+    "n_query_groups",  # LitGPT
+    "n_kv_heads",  # Llama params.json
 )
-HEAD_DIM = ("head_dim", "d_kv", "kv_channels")
+HEAD_DIM = ("head_dim", "d_kv", "kv_channels", "head_size")
 FFN = (
     "intermediate_size",
     "n_inner",
@@ -37,10 +40,97 @@ FFN = (
     "ffn_config.ffn_hidden_size",  # DBRX
 )
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
-SEQ = ("max_position_embeddings", "n_positions", "seq_length", "max_sequence_length")
-EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "ffn_config.moe_num_experts")
-TOP_K = ("num_experts_per_tok", "moe_top_k", "num_experts_per_token", "ffn_config.moe_top_k")
-MOE_FFN = ("moe_intermediate_size",)
+SEQ = (
+    "max_position_embeddings",
+    "n_positions",
+    "seq_length",
+    "max_sequence_length",
+    "encoder_seq_length",
+    "block_size",
+    "max_seq_len",
+)
+EXPERTS = (
+    "num_local_experts",
+    "num_experts",
+    "n_routed_experts",
+    "ffn_config.moe_num_experts",
+    "num_moe_experts",
+    "n_expert",
+    "moe_num_experts",
+)
+TOP_K = (
+    "num_experts_per_tok",
+    "moe_top_k",
+    "num_experts_per_token",
+    "ffn_config.moe_top_k",
+    "moe_router_topk",
+    "n_expert_per_token",
+)
+MOE_FFN = ("moe_intermediate_size", "moe_ffn_hidden_size")
+
+# Which framework a key name comes from, for `ModelConfig.sources` (default "hf").
+FAMILIES: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "num_query_groups",
+            "kv_channels",
+            "ffn_hidden_size",
+            "num_moe_experts",
+            "moe_ffn_hidden_size",
+            "moe_router_topk",
+            "encoder_seq_length",
+        ),
+        "megatron-core",
+    ),
+    **dict.fromkeys(
+        ("n_query_groups", "head_size", "n_expert", "n_expert_per_token", "block_size"), "litgpt"
+    ),
+    **dict.fromkeys(("n_kv_heads", "n_heads", "n_layers", "max_seq_len"), "llama-params"),
+    "multi_query_group_num": "chatglm",
+}
+
+# model_type values of encoder-only models: without an LM-head architecture they have no
+# vocabulary projection (no logit GEMM).
+ENCODER_MODEL_TYPES = frozenset(
+    {
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "distilbert",
+        "electra",
+        "deberta",
+        "deberta-v2",
+        "albert",
+        "mpnet",
+        "camembert",
+        "ernie",
+        "modernbert",
+        "nomic_bert",
+    }
+)
+# Architecture name endings that carry a vocabulary projection.
+LM_HEAD_SUFFIXES = ("ForMaskedLM", "ForCausalLM", "LMHeadModel", "ForConditionalGeneration")
+ENCODER_HEAD_SUFFIXES = (
+    "Model",
+    "ForSequenceClassification",
+    "ForTokenClassification",
+    "ForQuestionAnswering",
+    "ForMultipleChoice",
+    "ForNextSentencePrediction",
+)
+
+# transformers' LlamaConfig defaults (configuration_llama.py), which a partial ``text_config``
+# of a LLaVA-style config takes for every key it leaves out.
+LLAMA_DEFAULTS: dict[str, int] = {
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "vocab_size": 32000,
+    "max_position_embeddings": 2048,
+}
+# Sub-configs built from a dict by their parent's config class (LlavaConfig …).
+DEFAULTED_SUB_CONFIGS = frozenset({"text_config"})
 DTYPE = ("torch_dtype", "dtype")
 
 # Sub-config keys whose mapping is a model of its own.
@@ -92,6 +182,8 @@ GATED_MODEL_TYPES = frozenset(
         "glm4",
         "glm4_moe",
         "exaone",
+        "qwen",
+        "chatglm",
     }
 )
 GATED_ACTIVATIONS = frozenset({"silu", "swish", "swiglu", "geglu", "gated-gelu", "gated-silu"})
@@ -127,6 +219,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
         b.take(Dim.FFN, f"{pre}ffn_dim")
         b.take(Dim.LAYERS, f"{pre}layers")
     b.take(Dim.HEADS, *HEADS, "encoder_attention_heads", "decoder_attention_heads")
+    _chatglm_groups(b)
     kv = b.take(Dim.KV_HEADS, *KV_HEADS)
     if kv is None:
         mq = b.lookup("multi_query")
@@ -140,6 +233,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
         )
         b.take(Dim.V_HEAD_DIM, "v_head_dim")
     b.take(Dim.HEAD_DIM, *HEAD_DIM)
+    _qwen1_ffn(b)
     ffn = b.take(Dim.FFN, *FFN, "encoder_ffn_dim", "decoder_ffn_dim")
     hidden = b.dims.get(Dim.HIDDEN)
     if ffn is None and hidden is not None and b.int(Dim.HIDDEN):
@@ -147,7 +241,11 @@ def _take_common(b: Builder, stack: str = "") -> None:
         n_embd = b.lookup("n_embd")
         if (inner is not None and inner.value is None) or (inner is None and n_embd is not None):
             # GPT-2 family: n_inner null or absent means 4 * n_embd.
-            b.set(Dim.FFN, derived(4 * (b.int(Dim.HIDDEN) or 0), (hidden,), "4 × hidden (n_inner)"))
+            b.derive(
+                Dim.FFN,
+                derived(4 * (b.int(Dim.HIDDEN) or 0), (hidden,), "4 × hidden (n_inner)"),
+                lambda get: 4 * h if (h := get(Dim.HIDDEN)) else None,
+            )
     b.take(Dim.LAYERS, *LAYERS)
     b.take(Dim.VOCAB, "vocab_size")
     b.take(Dim.PADDED_VOCAB, "padded_vocab_size")
@@ -161,6 +259,89 @@ def _take_common(b: Builder, stack: str = "") -> None:
     b.take(Dim.DTYPE, *DTYPE)
     b.take(Dim.TP, "tensor_parallel_size", "tp_size")
     b.gated_mlp = _gated(b)
+
+
+def _chatglm_groups(b: Builder) -> None:
+    """ChatGLM: ``multi_query_group_num`` KV heads when ``multi_query_attention`` is true
+    (``SelfAttention`` in modeling_chatglm.py); without it every head has its own KV."""
+    groups = b.lookup("multi_query_group_num")
+    if groups is None:
+        return
+    flag = b.lookup("multi_query_attention")
+    if flag is not None and flag.value is True:
+        b.set(Dim.KV_HEADS, groups)
+    elif flag is not None and flag.value is False:
+        b.consult("multi_query_group_num")  # unused: plain multi-head attention
+
+
+def _qwen1_ffn(b: Builder) -> None:
+    """Qwen (v1, ``model_type: qwen``): ``QWenMLP`` builds ``w1``/``w2`` of width
+    ``intermediate_size // 2`` each (modeling_qwen.py), so the down projection sees half."""
+    model_type = b.lookup("model_type")
+    stated = b.lookup("intermediate_size")
+    if model_type is None or model_type.value != "qwen" or stated is None:
+        return
+    width = stated.as_int
+    if width is None or width <= 0:
+        return
+    b.derive(
+        Dim.FFN,
+        derived(width // 2, (stated,), "intermediate_size // 2 (Qwen QWenMLP)"),
+        lambda get: None,
+    )
+
+
+def lm_head(root: Mapping) -> bool | None:
+    """Whether a config's model projects to the vocabulary (None: it does not say).
+
+    ``architectures`` decides when present; an encoder ``model_type`` (BERT, RoBERTa …) without
+    it is a bare encoder (``AutoModel``), which has no logit layer.
+    """
+    archs = root.get("architectures")
+    names: list[str] = []
+    if isinstance(archs, Sequence):
+        names = [str(n.value) for n in archs.items if isinstance(n, Scalar)]
+    if names:
+        if any(n.endswith(LM_HEAD_SUFFIXES) for n in names):
+            return True
+        if all(n.endswith(ENCODER_HEAD_SUFFIXES) for n in names):
+            return False
+        return None
+    model_type = root.get("model_type")
+    if isinstance(model_type, Scalar) and str(model_type.value).lower() in ENCODER_MODEL_TYPES:
+        return False
+    return None
+
+
+def _llama_defaults(b: Builder) -> None:
+    """A partial ``text_config`` of model_type llama: transformers' LlamaConfig defaults."""
+    model_type = b.lookup("model_type")
+    if model_type is None or model_type.value != "llama":
+        return
+    source = b.lookup("model_type") or model_type
+    prefix = b.candidate.key_prefix
+    for dim, key in (
+        (Dim.HIDDEN, "hidden_size"),
+        (Dim.FFN, "intermediate_size"),
+        (Dim.LAYERS, "num_hidden_layers"),
+        (Dim.HEADS, "num_attention_heads"),
+        (Dim.VOCAB, "vocab_size"),
+        (Dim.SEQ_LEN, "max_position_embeddings"),
+    ):
+        if dim in b.dims or b.lookup(key) is not None:
+            continue
+        path = f"{prefix}.{key}" if prefix else key
+        value = LLAMA_DEFAULTS[key]
+        b.set(
+            dim,
+            derived(
+                value,
+                (source,),
+                f"transformers LlamaConfig default {key}={value}",
+                key=path,
+                kind=Derivation.DEFAULT,
+            ),
+        )
 
 
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
@@ -184,7 +365,10 @@ def _extract(
         b = Builder(Candidate(name, root, candidate.key_prefix), doc.path, NAME, extra_keys)
         b.pretrained = pretrained
         b.seq_is_max_context = True
+        b.has_lm_head = lm_head(root)
         _take_common(b, stack)
+        if candidate.key_prefix.rpartition(".")[2] in DEFAULTED_SUB_CONFIGS:
+            _llama_defaults(b)
         if looks_like_model(b.dims):
             yield b.build()
     for entry in root.entries:

@@ -47,7 +47,7 @@ from shapelint.lint.formats.python.evaluate import (
 )
 from shapelint.lint.formats.python.scope import referenced_names, suite_blocks
 from shapelint.lint.formats.python.values import is_dict_expression
-from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.model import Derivation, Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Entry, Mapping, Node, Scalar, Sequence, Span
 
 if TYPE_CHECKING:
@@ -106,6 +106,13 @@ def detect(candidate: Candidate) -> bool:
     )
 
 
+def uses_keys(candidate: Candidate) -> bool:
+    """A mapping in LitGPT's key names (``n_embd``, ``n_head``, ``n_layer``) and no HF markers:
+    an entry of a list whose other entries are LitGPT's."""
+    keys = set(candidate.root.keys())
+    return bool(keys & SHAPE_KEYS) and not keys & {"model_type", "architectures"}
+
+
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
     """One config: the mapping itself, or a YAML file's ``model_config`` plus ``train``."""
     root = candidate.root
@@ -140,7 +147,16 @@ def _model_dims(b: Builder) -> None:
 
     kv = b.take(Dim.KV_HEADS, "n_query_groups")
     if kv is None and heads is not None and a:
-        b.set(Dim.KV_HEADS, derived(a, (heads,), "n_query_groups = n_head (LitGPT default)"))
+        b.derive(
+            Dim.KV_HEADS,
+            derived(
+                a,
+                (heads,),
+                "n_query_groups = n_head (LitGPT default)",
+                kind=Derivation.KV_FROM_HEADS,
+            ),
+            lambda get: get(Dim.HEADS),
+        )
 
     latent = (
         b.lookup("latent_attention.qk_nope_head_dim"),
@@ -156,7 +172,16 @@ def _model_dims(b: Builder) -> None:
     if b.take(Dim.HEAD_DIM, "head_size") is None and hidden and heads and h and a:
         stated = b.lookup("head_size")
         if stated is None or (stated.known and stated.value is None):
-            b.set(Dim.HEAD_DIM, derived(h // a, (hidden, heads), "head_size = n_embd // n_head"))
+            b.derive(
+                Dim.HEAD_DIM,
+                derived(
+                    h // a,
+                    (hidden, heads),
+                    "head_size = n_embd // n_head",
+                    kind=Derivation.HEAD_DIM_SPLIT,
+                ),
+                lambda get: x // y if (x := get(Dim.HIDDEN)) and (y := get(Dim.HEADS)) else None,
+            )
 
     _vocab(b, source)
 
@@ -169,7 +194,11 @@ def _model_dims(b: Builder) -> None:
     stated_ffn = b.lookup("intermediate_size")
     ffn_absent = stated_ffn is None or (stated_ffn.known and stated_ffn.value is None)
     if ffn is None and ffn_absent and mlp_name == "GptNeoxMLP" and hidden is not None and h:
-        b.set(Dim.FFN, derived(4 * h, (hidden,), "intermediate_size = 4 * n_embd (GptNeoxMLP)"))
+        b.derive(
+            Dim.FFN,
+            derived(4 * h, (hidden,), "intermediate_size = 4 * n_embd (GptNeoxMLP)"),
+            lambda get: 4 * x if (x := get(Dim.HIDDEN)) else None,
+        )
 
     experts = b.lookup("n_expert")
     if experts is not None and experts.as_int:
@@ -201,7 +230,13 @@ def _vocab(b: Builder, source: Value) -> None:
         stated = b.lookup("padded_vocab_size")
         if stated is None or (stated.known and stated.value is None):
             formula = "padded_vocab_size = find_multiple(vocab_size, padding_multiple)"
-            b.set(Dim.PADDED_VOCAB, derived(round_up(v, m), (vocab, multiple), formula))
+            b.derive(
+                Dim.PADDED_VOCAB,
+                derived(round_up(v, m), (vocab, multiple), formula),
+                lambda get: (
+                    round_up(x, get(Dim.VOCAB_MULTIPLE) or 1) if (x := get(Dim.VOCAB)) else None
+                ),
+            )
     p = b.int(Dim.PADDED_VOCAB)
     if padded is not None and vocab is not None and v and p and p < v:
         # LitGPT clamps: vocab_size = min(vocab_size, padded_vocab_size).

@@ -73,6 +73,14 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         if m and m > 0:
             sources: tuple[Value, ...] = (hidden, multiple) + ((mult,) if mult else ())
             formula = "multiple_of · ⌈int(ffn_dim_multiplier · int(8·dim/3)) / multiple_of⌉"
-            b.set(Dim.FFN, derived(llama_ffn(dim, m, factor), sources, formula))
+            b.derive(
+                Dim.FFN,
+                derived(llama_ffn(dim, m, factor), sources, formula),
+                lambda get: (
+                    llama_ffn(d, get(Dim.FFN_MULTIPLE) or 1, factor)
+                    if (d := get(Dim.HIDDEN))
+                    else None
+                ),
+            )
     config = b.build()
     return [config] if looks_like_model(config.dims) else []

@@ -98,6 +98,8 @@ def _take_yaml(b: Builder) -> None:
     if b.take(Dim.EXPERTS, lm + "num_moe_experts") is not None:
         b.take(Dim.EXPERTS_PER_TOKEN, lm + "moe_router_topk")
         b.take(Dim.MOE_FFN, lm + "moe_ffn_hidden_size")
+    else:  # MoE settings of a dense model mean nothing
+        b.consult(lm + "moe_router_topk", lm + "moe_ffn_hidden_size")
     b.take(Dim.TP, "model_parallel.tensor_model_parallel_size", "tensor_model_parallel_size")
     b.take(Dim.MICRO_BATCH, "micro_batch_size")
     b.take(Dim.GLOBAL_BATCH, "global_batch_size")
@@ -176,7 +178,12 @@ def _derive(b: Builder) -> None:
     h = b.int(Dim.HIDDEN)
     if Dim.FFN not in b.dims and hidden is not None and h:
         formula = "int((4 · hidden · 2/3) / 64) · 64 (SwiGLU)" if b.gated_mlp else "4 · hidden"
-        b.set(Dim.FFN, derived(megatron_ffn(h, bool(b.gated_mlp)), (hidden,), formula))
+        gated = bool(b.gated_mlp)
+        b.derive(
+            Dim.FFN,
+            derived(megatron_ffn(h, gated), (hidden,), formula),
+            lambda get: megatron_ffn(x, gated) if (x := get(Dim.HIDDEN)) else None,
+        )
     vocab = b.dims.get(Dim.VOCAB)
     v = b.int(Dim.VOCAB)
     if Dim.PADDED_VOCAB in b.dims or vocab is None or not v:
@@ -196,7 +203,15 @@ def _derive(b: Builder) -> None:
         sources += (tp_value,)
     m, t = multiple or DEFAULT_VOCAB_MULTIPLE, tp or 1
     formula = "⌈vocab / (make_vocab_size_divisible_by · tp)⌉ · make_vocab_size_divisible_by · tp"
-    b.set(Dim.PADDED_VOCAB, derived(padded_vocab(v, m, t), sources, formula, "padded_vocab_size"))
+    b.derive(
+        Dim.PADDED_VOCAB,
+        derived(padded_vocab(v, m, t), sources, formula, "padded_vocab_size"),
+        lambda get: (
+            padded_vocab(x, get(Dim.VOCAB_MULTIPLE) or m, get(Dim.TP) or t)
+            if (x := get(Dim.VOCAB))
+            else None
+        ),
+    )
 
 
 def _nest(args: Mapping) -> Mapping:

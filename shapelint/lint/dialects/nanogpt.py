@@ -96,7 +96,11 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     hidden = b.dims.get(Dim.HIDDEN)
     h = b.int(Dim.HIDDEN)
     if hidden is not None and h:
-        b.set(Dim.FFN, derived(4 * h, (hidden,), "4 * n_embd (nanoGPT MLP)"))
+        b.derive(
+            Dim.FFN,
+            derived(4 * h, (hidden,), "4 * n_embd (nanoGPT MLP)"),
+            lambda get: 4 * x if (x := get(Dim.HIDDEN)) else None,
+        )
     config = b.build()
     if script or looks_like_model(config.dims):
         return [config]

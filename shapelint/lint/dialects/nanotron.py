@@ -84,7 +84,15 @@ def _derive(b: Builder) -> None:
             "⌈vocab / (make_vocab_size_divisible_by · tp)⌉ · make_vocab_size_divisible_by · tp"
         )
         padded = round_up(v, m * t)
-        b.set(Dim.PADDED_VOCAB, derived(padded, sources, formula, "padded_vocab_size"))
+        b.derive(
+            Dim.PADDED_VOCAB,
+            derived(padded, sources, formula, "padded_vocab_size"),
+            lambda get: (
+                round_up(x, (get(Dim.VOCAB_MULTIPLE) or m) * (get(Dim.TP) or t))
+                if (x := get(Dim.VOCAB))
+                else None
+            ),
+        )
     micro, accum = b.dims.get(Dim.MICRO_BATCH), b.dims.get(Dim.GRAD_ACCUM)
     dp = b.lookup("parallelism.dp")
     mb, ga = b.int(Dim.MICRO_BATCH), b.int(Dim.GRAD_ACCUM)

@@ -34,19 +34,22 @@ with swiglu and ``mlp_multiple_of: 256`` gives 11008).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from shapelint.lint.dialects.common import (
     Builder,
     KeyAliases,
     child,
     derived,
     dtype_value,
+    normalize_key,
     round_up,
     set_dtype_from_flags,
     settle_dims,
     training_config,
 )
 from shapelint.lint.model import Dim, ModelConfig, Value
-from shapelint.lint.source import Candidate, Document
+from shapelint.lint.source import Candidate, Document, Scalar, Sequence
 
 NAME = "gpt-neox"
 
@@ -63,6 +66,8 @@ MARKERS = (
 )
 SHAPE_KEYS = ("hidden_size", "num_layers", "num_attention_heads")
 GATED = frozenset({"geglu", "reglu", "swiglu", "glu", "bilinear"})
+# attention_config layer types without attention heads.
+ATTENTION_FREE = frozenset({"mamba", "rwkv"})
 
 
 def detect(candidate: Candidate) -> bool:
@@ -75,7 +80,26 @@ def detect(candidate: Candidate) -> bool:
     root = candidate.root
     if candidate.kind in ("class", "init") or child(root, "model_type") is not None:
         return False
-    return any(child(root, k) for k in MARKERS) and any(child(root, k) for k in SHAPE_KEYS)
+    shape = [k for k in root if normalize_key(k) in SHAPE_KEYS]
+    # Dash-spelled shape keys (``hidden-size``) are NeoX's alone.
+    return bool(shape) and (any(child(root, k) for k in MARKERS) or any("-" in k for k in shape))
+
+
+def attention_free(candidate: Candidate) -> bool:
+    """True when ``attention_config`` gives every layer an attention-free type (Mamba, RWKV)."""
+    hit = child(candidate.root, "attention_config")
+    if hit is None or not isinstance(hit[1], Sequence):
+        return False
+    kinds: list[object] = []
+    for group in hit[1].items:  # [[["mamba"], 12], …]
+        if not isinstance(group, Sequence) or not group.items:
+            return False
+        names = group.items[0]
+        if isinstance(names, Sequence):
+            kinds.extend(n.value for n in names.items if isinstance(n, Scalar))
+        elif isinstance(names, Scalar):
+            kinds.append(names.value)
+    return bool(kinds) and all(str(k).lower() in ATTENTION_FREE for k in kinds)
 
 
 def neox_ffn(base: int, gated: bool, multiple_of: int) -> int:
@@ -87,6 +111,9 @@ def neox_ffn(base: int, gated: bool, multiple_of: int) -> int:
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
     """The one model a NeoX config describes (or its batch/parallel settings)."""
     b = Builder(candidate, doc.path, NAME, extra_keys)
+    if attention_free(candidate):
+        b.has_attention = False  # "num_attention_heads: 12  # ignored when using mamba"
+        b.consult("num_attention_heads", "num_kv_heads")
     b.take(Dim.HIDDEN, "hidden_size")
     b.take(Dim.HEADS, "num_attention_heads")
     b.take(Dim.KV_HEADS, "num_kv_heads")
@@ -120,11 +147,15 @@ def _ffn(b: Builder, activation: Value | None) -> None:
     stated = b.lookup("intermediate_size")
     factor = b.lookup("expansion_factor")
     sources: tuple[Value, ...]
+    fixed_base: int | None = None
+    ratio: float | None = None
     if stated is not None and stated.as_int:
         base, sources, formula = stated.as_int, (stated,), "intermediate_size"
+        fixed_base = base
     elif hidden is not None and h and factor is not None and factor.known:
         if not isinstance(factor.value, int | float) or isinstance(factor.value, bool):
             return
+        ratio = float(factor.value)
         base, sources = int(factor.value * h), (hidden, factor)
         formula = "int(expansion_factor · hidden)"
     elif hidden is not None and h:
@@ -141,4 +172,15 @@ def _ffn(b: Builder, activation: Value | None) -> None:
     if m > 1 and multiple is not None:
         formula = f"mlp_multiple_of · ⌈{formula} / mlp_multiple_of⌉"
         sources += (multiple,)
-    b.set(Dim.FFN, derived(width, sources, f"NeoX ParallelMLP: {formula}"))
+
+    def recompute(get: Callable[[Dim], int | None]) -> int | None:
+        new_h = get(Dim.HIDDEN)
+        if fixed_base is not None:
+            new_base = fixed_base
+        elif new_h is None:
+            return None
+        else:
+            new_base = int(ratio * new_h) if ratio is not None else 4 * new_h
+        return neox_ffn(new_base, gated, get(Dim.FFN_MULTIPLE) or 1)
+
+    b.derive(Dim.FFN, derived(width, sources, f"NeoX ParallelMLP: {formula}"), recompute)

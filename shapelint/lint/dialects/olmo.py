@@ -23,6 +23,8 @@ up halves, 1 otherwise) gives the down projection's input::
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from shapelint.lint.dialects.common import (
     Builder,
     KeyAliases,
@@ -91,6 +93,7 @@ def _ffn(b: Builder, activation: Value | None) -> None:
     gated = bool(b.gated_mlp)
     width = b.lookup("model.mlp_hidden_size")
     sources: tuple[Value, ...]
+    per_hidden: int | None = None  # the ratio when the width follows d_model
     if width is not None and width.as_int:
         base, sources, formula = width.as_int, (width,), "mlp_hidden_size"
         if not gated:
@@ -103,8 +106,10 @@ def _ffn(b: Builder, activation: Value | None) -> None:
         if hidden is None or not h:
             return
         if ratio is None:
+            per_hidden = DEFAULT_MLP_RATIO
             base, sources, formula = DEFAULT_MLP_RATIO * h, (hidden,), "4 · d_model"
         elif ratio.as_int:
+            per_hidden = ratio.as_int
             base, sources, formula = ratio.as_int * h, (hidden, ratio), "mlp_ratio · d_model"
         else:
             return
@@ -112,4 +117,14 @@ def _ffn(b: Builder, activation: Value | None) -> None:
         formula = f"({formula}) / 2 (SwiGLU splits the projection into gate and up)"
         base = base // 2
         sources += (activation,) if activation is not None else ()
-    b.set(Dim.FFN, derived(base, sources, formula))
+    fixed = base
+
+    def recompute(get: Callable[[Dim], int | None]) -> int | None:
+        if per_hidden is None:
+            return fixed
+        x = get(Dim.HIDDEN)
+        if x is None:
+            return None
+        return per_hidden * x // 2 if gated else per_hidden * x
+
+    b.derive(Dim.FFN, derived(base, sources, formula), recompute)

@@ -72,12 +72,16 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 
 def config_json(c: ModelConfig) -> dict[str, Any]:
-    """One config: where it is, its dialect, and every dim it states or implies."""
+    """One config: where it is, its dialect, every dim it states or implies, and which
+    reader (dialect or key family) supplied each dim."""
     return {
         "path": c.path,
         "name": c.name,
         "dialect": c.dialect,
         "dims": {dim.value: _plain(v.value) for dim, v in c.dims.items() if v.known},
+        "sources": {
+            dim.value: c.sources.get(dim, c.dialect) for dim, v in c.dims.items() if v.known
+        },
     }
 
 

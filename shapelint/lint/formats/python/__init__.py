@@ -8,15 +8,26 @@ A Python file can hold many configs. The reader turns each of these into a `Cand
   ``interval(min=0.0, max=1.0)(default=0.02)``, ``field(default=…)`` — holds its ``default=``.
 - ``kind="init"``: the same, for a class whose ``__init__`` takes keyword defaults
   (transformers 4.x: ``def __init__(self, vocab_size=32000, …)``); the class attributes come
-  first, the ``__init__`` defaults after them. Named by the class.
+  first, the ``__init__`` defaults after them. Named by the class. A class inherits the
+  fields of its base classes, read statically (`inherit`); a base that cannot be read is
+  listed in ``Candidate.open_bases``.
 - ``kind="call"`` / ``kind="dict"``: a call with keyword arguments only (``GPTConfig(n_layer=12,
   …)``, ``dict(name=…, n_embd=…)``) or a dict literal with string keys. Collections of them are
   unpacked: list items are named ``configs[3]``, dict values ``llama3_configs["8B"]``,
   ``x.append(…)`` arguments ``x.append[0]``, and a string ``name=`` entry is added to the name
   (``llama_2[0] Llama-2-7b{}-hf``). A call or dict assigned to a name is named by the target
-  (``config``, ``self.vision_config``); one that is not is named by its callee. Inside a
-  function the scope follows in parentheses (``config (in main)``). Nested calls and dicts in
-  keyword values become nested mappings (``hf_config=dict(…)``, ``text_config={…}``).
+  (``config``, ``self.vision_config``); one that is not is named by its callee. Nested calls
+  and dicts in keyword values become nested mappings (``hf_config=dict(…)``,
+  ``text_config={…}``).
+- Where configs are: module-level statements (including ``if``/``for``/``try`` blocks there)
+  and class bodies. A dict or call inside a function body is code, not a config — a test
+  that writes ``json.dumps({"vocab_size": …})`` holds no config — except what the function
+  *returns* when it states at least one value: a model builder (torchtune's ``def
+  llama3_8b(): return llama3(vocab_size=128_256, …)``, a ``@classmethod`` preset), named by
+  the function (``llama3_8b``, ``Presets.tiny``). Every value of a builder's config is marked
+  ``shared``: each model the function builds has it, so a fix there is unsafe. A returned call
+  made only of the function's parameters (``return TransformerDecoder(num_layers=num_layers,
+  …)``) is a factory, not a config.
 - ``kind="module"``: the module-level assignments of a training script (nanoGPT's
   ``config/*.py``: ``batch_size = 12``), one candidate named ``""``.
 

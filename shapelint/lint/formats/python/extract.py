@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING
 
 from shapelint.lint.dialects.litgpt import VariantLoops
 from shapelint.lint.formats.python.evaluate import MAX_DEPTH, Folded, fold, string_value
+from shapelint.lint.formats.python.inherit import (
+    Binding,
+    ClassFields,
+    ModuleResolver,
+    base_name,
+    import_bindings,
+    inherit,
+)
 from shapelint.lint.formats.python.scope import (
     bound_names,
     join_scope,
@@ -26,7 +34,9 @@ from shapelint.lint.formats.python.values import (
     is_collection,
     is_config_like,
     is_dict_expression,
+    mark_shared,
     quote_key,
+    states_values,
 )
 from shapelint.lint.source import (
     Candidate,
@@ -51,8 +61,12 @@ class Reader(ValueReader):
         text: str,
         module: cst.Module,
         positions: AbcMapping[cst.CSTNode, CodeRange],
+        resolver: ModuleResolver | None = None,
     ) -> None:
         super().__init__(path, text, module, positions)
+        # Module-level names that may be base classes: classes read here and imports.
+        self.resolver = resolver if resolver is not None else ModuleResolver()
+        self.bindings: dict[str, Binding] = {}
         self.candidates: list[Candidate] = []
         self.suppressions: dict[int, frozenset[str]] = {}
         self.names: dict[str, int] = {}
@@ -91,8 +105,10 @@ class Reader(ValueReader):
         env: dict[str, Folded],
         scope: str,
         module_entries: list[Entry] | None = None,
+        in_function: bool = False,
     ) -> None:
-        """Walk statements in order, binding constants in ``env`` and collecting configs."""
+        """Walk statements in order, binding constants in ``env`` and collecting configs (in a
+        function body, only the values it returns: see `small_statement`)."""
         import libcst as cst
 
         module = module_entries is not None
@@ -100,13 +116,19 @@ class Reader(ValueReader):
             read: frozenset[str] = frozenset()
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    self.small_statement(small, env, scope, module_entries)
+                    self.small_statement(small, env, scope, module_entries, in_function)
                     if module:
+                        self.rebind(small)
                         self.loops.follow(small, self.loops.follow_small(small))
                 continue
+            if module:
+                for name in bound_names(stmt):
+                    self.bindings.pop(name, None)
             if isinstance(stmt, cst.ClassDef):
                 env.pop(stmt.name.value, None)
-                self.class_def(stmt, env, join_scope(scope, stmt.name.value))
+                fields = self.class_def(stmt, env, join_scope(scope, stmt.name.value))
+                if module:
+                    self.bindings[stmt.name.value] = fields
             elif isinstance(stmt, cst.FunctionDef):
                 env.pop(stmt.name.value, None)
                 self.function_def(stmt, env, join_scope(scope, stmt.name.value))
@@ -117,9 +139,18 @@ class Reader(ValueReader):
                 for name in bound_names(stmt):
                     env.pop(name, None)
                 for block in nested_blocks(stmt):
-                    self.scan_block(block, dict(env), scope)
+                    self.scan_block(block, dict(env), scope, in_function=in_function)
             if module:
                 self.loops.follow(stmt, read)
+
+    def rebind(self, small: cst.BaseSmallStatement) -> None:
+        """Update the module-level bindings for one simple statement."""
+        import libcst as cst
+
+        for name in bound_names(small):
+            self.bindings.pop(name, None)
+        if isinstance(small, cst.Import | cst.ImportFrom):
+            self.bindings.update(import_bindings(small))
 
     def small_statement(
         self,
@@ -127,9 +158,31 @@ class Reader(ValueReader):
         env: dict[str, Folded],
         scope: str,
         module_entries: list[Entry] | None,
+        in_function: bool = False,
     ) -> None:
+        """Bind constants and collect configs. In a function body a dict or call is code, not
+        a config, except the value the function returns: ``def llama3_8b(): return llama3(
+        vocab_size=128_256, …)`` builds a model, named by the function."""
         import libcst as cst
 
+        if in_function:
+            if isinstance(small, cst.Return) and small.value is not None:
+                self.collect(small.value, env, scope, scope, builder=True)
+            elif isinstance(small, cst.Assign | cst.AnnAssign) and small.value is not None:
+                targets = (
+                    [t.target for t in small.targets]
+                    if isinstance(small, cst.Assign)
+                    else [small.target]
+                )
+                folded = fold(small.value, env, 0)
+                for target in targets:
+                    self.bind(target, folded, env)
+            elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                env.pop(small.target.value, None)
+            elif isinstance(small, cst.Import | cst.ImportFrom):
+                for name in bound_names(small):
+                    env.pop(name, None)
+            return
         if isinstance(small, cst.Assign):
             names = [t.target for t in small.targets]
             self.collect(small.value, env, scope, self.source(names[-1]))
@@ -211,13 +264,14 @@ class Reader(ValueReader):
             return
         self.collect(value, env, scope, None)
 
-    def class_def(self, cls: cst.ClassDef, outer: dict[str, Folded], scope: str) -> None:
-        """One candidate for a class body (plus ``__init__`` keyword defaults)."""
+    def class_def(self, cls: cst.ClassDef, outer: dict[str, Folded], scope: str) -> ClassFields:
+        """One candidate for a class body (plus ``__init__`` keyword defaults), with what it
+        inherits; returns the class's fields for classes that derive from it."""
         import libcst as cst
 
         env = dict(outer)
         entries: list[Entry] = []
-        init_entries: list[Entry] = []
+        init_entries: list[Entry] | None = None
         methods: list[cst.FunctionDef] = []
         statements = cls.body.body
         for stmt in statements:
@@ -232,11 +286,30 @@ class Reader(ValueReader):
                 self.class_def(stmt, env, join_scope(scope, stmt.name.value))
         for method in methods:
             self.function_def(method, outer, join_scope(scope, method.name.value))
-        all_entries = entries + init_entries
+        own = ClassFields(tuple(entries), tuple(init_entries) if init_entries is not None else None)
+        fields = self.inherited(cls, own)
+        all_entries = fields.fields + (fields.init or ())
         if all_entries:
-            kind = "init" if init_entries else "class"
-            root = Mapping(tuple(all_entries), self.span(cls))
-            self.add(Candidate(name=self.unique(scope), root=root, kind=kind))
+            kind = "init" if fields.init else "class"
+            root = Mapping(all_entries, self.span(cls))
+            name = self.unique(scope)
+            self.add(Candidate(name=name, root=root, kind=kind, open_bases=fields.open_bases))
+        return fields
+
+    def inherited(self, cls: cst.ClassDef, own: ClassFields) -> ClassFields:
+        """``own`` combined with the fields of the class's bases (see `inherit`)."""
+        bases: list[ClassFields] = []
+        open_bases: list[str] = []
+        for arg in cls.bases:
+            if arg.keyword is not None:
+                continue  # metaclass=…, total=False
+            name = base_name(arg.value) if not arg.star else None
+            found = self.resolver.resolve(self.path, self.bindings, name) if name else None
+            if isinstance(found, ClassFields):
+                bases.append(found)
+            elif found is None:
+                open_bases.append(name or self.source(arg.value))
+        return inherit(ClassFields(own.fields, own.init, tuple(open_bases)), bases)
 
     def class_field(
         self, small: cst.BaseSmallStatement, env: dict[str, Folded], entries: list[Entry]
@@ -276,7 +349,7 @@ class Reader(ValueReader):
             if isinstance(star, cst.Param):
                 env.pop(star.name.value, None)
         for block in suite_blocks(fn.body):
-            self.scan_block(block, env, scope)
+            self.scan_block(block, env, scope, in_function=True)
 
     # ---- candidates ------------------------------------------------------------------------
 
@@ -287,8 +360,15 @@ class Reader(ValueReader):
         scope: str,
         base: str | None,
         depth: int = 0,
+        builder: bool = False,
     ) -> None:
-        """Find config-like calls and dicts in ``expr``; ``base`` names the place it sits."""
+        """Find config-like calls and dicts in ``expr``; ``base`` names the place it sits.
+
+        ``builder``: ``expr`` is what a function returns. Its configs must state at least one
+        value (a call made only of the function's parameters is a factory, not a config), and
+        its values are marked shared: every model the function builds has them, so a fix
+        there is unsafe.
+        """
         import libcst as cst
 
         if depth > MAX_DEPTH:
@@ -301,9 +381,11 @@ class Reader(ValueReader):
                     ):
                         key = string_value(element.key)
                         label = f"{base or '{…}'}[{quote_key(key)}]"
-                        self.collect(element.value, env, scope, label, depth + 1)
+                        self.collect(element.value, env, scope, label, depth + 1, builder)
                 return
             node = self.node(expr, env, 0)
+            if builder and not states_values(node):
+                return
             if isinstance(node, Mapping):
                 kind = "call" if isinstance(expr, cst.Call) else "dict"
                 label = base if base is not None else self.callee(expr)
@@ -315,8 +397,11 @@ class Reader(ValueReader):
                     and entry_name.value
                 ):
                     label = f"{label} {entry_name.value}"
-                if scope:
+                if scope and base is None:
                     label = f"{label} (in {scope})"
+                if builder:
+                    node = mark_shared(node)
+                    assert isinstance(node, Mapping)
                 candidate = Candidate(name=self.unique(label), root=node, kind=kind)
                 self.add(candidate)
                 if not scope and is_dict_expression(expr):
@@ -327,17 +412,17 @@ class Reader(ValueReader):
             for i, item in enumerate(expr.elements):
                 if isinstance(item, cst.Element):
                     item_label = f"{base}[{i}]" if base is not None else None
-                    self.collect(item.value, env, scope, item_label, depth + 1)
+                    self.collect(item.value, env, scope, item_label, depth + 1, builder)
             return
         if isinstance(expr, cst.Call):
             for arg in expr.args:
-                self.collect(arg.value, env, scope, None, depth + 1)
+                self.collect(arg.value, env, scope, None, depth + 1, builder)
             if isinstance(expr.func, cst.Call):
-                self.collect(expr.func, env, scope, None, depth + 1)
+                self.collect(expr.func, env, scope, None, depth + 1, builder)
         elif isinstance(expr, cst.Dict):
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
-                    self.collect(element.value, env, scope, None, depth + 1)
+                    self.collect(element.value, env, scope, None, depth + 1, builder)
 
     def callee(self, expr: cst.BaseExpression) -> str:
         import libcst as cst

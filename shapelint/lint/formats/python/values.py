@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping as AbcMapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapelint.lint.formats.python.evaluate import MAX_DEPTH, UNKNOWN, Folded, fold, string_value
@@ -281,3 +282,23 @@ def is_dict_expression(expr: cst.BaseExpression) -> bool:
     return (
         isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict"
     )
+
+
+def states_values(node: Node) -> bool:
+    """True when ``node`` holds at least one value known statically (not ``None``)."""
+    if isinstance(node, Scalar):
+        return node.known and node.value is not None
+    if isinstance(node, Mapping):
+        return any(states_values(e.value) for e in node.entries)
+    return any(states_values(item) for item in node.items)
+
+
+def mark_shared(node: Node) -> Node:
+    """The node with every value marked shared (editing it changes every config that has it,
+    so a fix there is unsafe)."""
+    if isinstance(node, Scalar):
+        return replace(node, shared=True)
+    if isinstance(node, Mapping):
+        entries = tuple(Entry(e.key, e.key_span, mark_shared(e.value)) for e in node.entries)
+        return Mapping(entries, node.span, shared=True)
+    return Sequence(tuple(mark_shared(item) for item in node.items), node.span, shared=True)

@@ -1,0 +1,50 @@
+"""A file names a model's shape keys but yields no complete model config.
+
+Guideline: a linter that reads nothing must not look like a linter that found nothing. When a
+file holds at least two model-shape keys — from the key families the dialects read
+(``hidden_size``, ``num_attention_heads``, ``base_emb_dim`` …), common names no built-in dialect
+reads (``embed_dim``, ``mlp_dim``, ``num_query_heads`` …) or keys mapped in
+``[tool.shapelint.keys]`` — but no config with a width and heads or layers comes out of it,
+shapelint says so, names the keys it saw and prints the settings line that would map them
+(dotted key paths from the top of the file). It is information, not a defect in the config.
+
+Source: shapelint's own contract ("noticed, not silent"); the settings key map in the README.
+"""
+
+from __future__ import annotations
+
+from shapelint.lint.dialects.shape_keys import ShapeKey, settings_line
+from shapelint.rules.base import Example, Rule
+
+RULE = Rule(
+    code="SL009",
+    name="config-not-understood",
+    severity="info",
+    summary="model-shape keys but no complete model config; shows the settings line to map them",
+    source="shapelint contract: noticed, not silent",
+    kind="document",
+)
+
+EXAMPLES = [
+    Example('{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}\n', True),
+    Example('{"model": {"embed_dim": 4096, "num_heads": 32, "n_blocks": 32}}\n', False),
+    Example(
+        "network:\n  width: 1024\n  mlp_dim: 4096\n  num_query_heads: 16\n",
+        False,
+        format="yaml",
+        note='the settings line it prints: [tool.shapelint.keys] ffn = ["network.mlp_dim"]; '
+        'heads = ["network.num_query_heads"]',
+    ),
+]
+
+MAX_LISTED = 6
+
+
+def message(keys: list[ShapeKey]) -> str:
+    """The finding's text: the keys seen and the settings line that would map them."""
+    listed = ", ".join(k.path for k in keys[:MAX_LISTED])
+    more = f" and {len(keys) - MAX_LISTED} more" if len(keys) > MAX_LISTED else ""
+    return (
+        f"model config not understood: model-shape keys {listed}{more} but no complete config "
+        f"(a width and heads or layers); to map them: {settings_line(keys)}"
+    )

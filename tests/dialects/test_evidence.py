@@ -1,0 +1,326 @@
+"""Dialects contribute, they do not claim: issue #9's examples, one test each.
+
+Every expected number here is read from the example text itself or from the framework's own
+source (cited at each test), never from shapelint's output.
+"""
+
+from __future__ import annotations
+
+import json
+
+from conftest import configs_of, parse_text
+
+from shapelint.lint.dialects.neox import neox_ffn
+from shapelint.lint.model import Derivation, Dim, ModelConfig
+from shapelint.lint.report.json import config_json
+from shapelint.lint.runner import LintOptions, lint_document, resolve_target
+from shapelint.perf.gpus import lookup
+from shapelint.perf.workload import step_gemms
+from shapelint.rules import sl103_hidden_alignment
+
+H100 = lookup("h100")
+
+
+def dims(config: ModelConfig) -> dict[str, object]:
+    return {d.value: v.value for d, v in config.dims.items() if v.known}
+
+
+def findings(text: str, fmt: str = "yaml", path: str = "train.yaml") -> list[tuple[str, str]]:
+    options = LintOptions(gpus=(H100,), min_slowdown=0.0)
+    _, found = lint_document(parse_text(text, fmt, path), options)
+    return [(f.code, f.key) for f in found]
+
+
+HF_UNDER_MODEL = """\
+trainer:
+  devices: 8
+  precision: bf16
+model:
+  hidden_size: 4096
+  num_attention_heads: 32
+  num_key_value_heads: 8
+  num_hidden_layers: 32
+  intermediate_size: 14336
+  vocab_size: 32003
+"""
+
+
+def test_hf_keys_under_model_with_trainer_block() -> None:
+    (c,) = configs_of(HF_UNDER_MODEL, "yaml", "train.yaml")
+    assert dims(c) | {"dtype": None} == {
+        "hidden": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "layers": 32,
+        "ffn": 14336,
+        "vocab": 32003,
+        "head_dim": 128,
+        "dtype": None,
+    }
+    assert c.sources[Dim.LAYERS] == "hf" and c.sources[Dim.VOCAB] == "hf"
+    assert c.sources[Dim.HIDDEN] == "nemo"  # the trainer block makes it NeMo's layout
+    assert ("SL101", "model.vocab_size") in findings(HF_UNDER_MODEL)
+
+
+def test_hf_keys_under_model_without_trainer_block() -> None:
+    text = HF_UNDER_MODEL.split("model:\n", 1)[1]
+    text = "model:\n" + text
+    (c,) = configs_of(text, "yaml", "train.yaml")
+    assert c.name == "model"
+    assert (c.int(Dim.HIDDEN), c.int(Dim.LAYERS), c.int(Dim.KV_HEADS), c.int(Dim.VOCAB)) == (
+        4096,
+        32,
+        8,
+        32003,
+    )
+    assert ("SL101", "model.vocab_size") in findings(text)
+
+
+def test_nested_at_any_depth() -> None:
+    text = (
+        "run:\n  network:\n    arch:\n      d_model: 2048\n      n_heads: 16\n      n_layers: 24\n"
+    )
+    (c,) = configs_of(text, "yaml", "x.yaml")
+    assert c.name == "run.network.arch"
+    assert c.dims[Dim.HIDDEN].key == "run.network.arch.d_model"
+    assert (c.int(Dim.HIDDEN), c.int(Dim.HEADS), c.int(Dim.LAYERS)) == (2048, 16, 24)
+
+
+NEOX_DASHES = """\
+{
+  "hidden-size": 2048,
+  "num-attention-heads": 16,
+  "num-layers": 24,
+  "seq-length": 2048,
+  "train-micro-batch-size-per-gpu": 4,
+  "gradient-accumulation-steps": 2,
+}
+"""
+
+
+def test_neox_dash_keys_with_deepspeed_batch_keys() -> None:
+    (c,) = configs_of(NEOX_DASHES, "yaml", "neox.yml")
+    assert c.dialect == "gpt-neox"
+    assert (c.int(Dim.HIDDEN), c.int(Dim.HEADS), c.int(Dim.LAYERS)) == (2048, 16, 24)
+    assert (c.int(Dim.MICRO_BATCH), c.int(Dim.GRAD_ACCUM)) == (4, 2)
+    assert not c.shape_from_elsewhere
+    assert c.sources[Dim.HIDDEN] == "gpt-neox"
+
+
+def test_deepspeed_batch_keys_join_the_model() -> None:
+    text = json.dumps(
+        {
+            "train_micro_batch_size_per_gpu": 8,
+            "zero_optimization": {"stage": 2},
+            "model": {"hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24},
+        }
+    )
+    (c,) = configs_of(text, "json", "ds.json")
+    assert (c.int(Dim.HIDDEN), c.int(Dim.MICRO_BATCH)) == (1024, 8)
+    assert c.sources[Dim.MICRO_BATCH] == "deepspeed" and c.sources[Dim.HIDDEN] == "hf"
+    assert not c.shape_from_elsewhere
+
+
+LITGPT_LIST = """\
+configs = [
+    dict(name="pythia-14m", n_embd=128, n_head=4, n_layer=6, n_query_groups=4,
+         padded_vocab_size=50304, vocab_size=50254, block_size=512),
+    dict(name="pythia-31m", n_embd=256, n_head=8, n_layer=6,
+         padded_vocab_size=50304, vocab_size=50254, block_size=1024),
+]
+"""
+
+
+def test_litgpt_list_dialect_decided_once() -> None:
+    first, second = configs_of(LITGPT_LIST, "python", "config.py")
+    assert first.dialect == second.dialect == "litgpt"
+    assert second.int(Dim.PADDED_VOCAB) == 50304
+    assert not [f for f in findings(LITGPT_LIST, "python", "config.py") if f[0] == "SL101"]
+
+
+def test_chatglm_multi_query_group_num() -> None:
+    # THUDM/chatglm3-6b config.json (abridged).
+    text = json.dumps(
+        {
+            "model_type": "chatglm",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_layers": 28,
+            "ffn_hidden_size": 13696,
+            "kv_channels": 128,
+            "multi_query_attention": True,
+            "multi_query_group_num": 2,
+            "padded_vocab_size": 65024,
+            "seq_length": 8192,
+        }
+    )
+    (c,) = configs_of(text)
+    assert c.int(Dim.KV_HEADS) == 2
+    assert c.sources[Dim.KV_HEADS] == "chatglm"
+    off = json.loads(text) | {"multi_query_attention": False}
+    (c,) = configs_of(json.dumps(off))
+    assert c.int(Dim.KV_HEADS) == 32
+
+
+def test_qwen1_intermediate_size_is_twice_the_branch_width() -> None:
+    # Qwen/Qwen-7B config.json; QWenMLP: w1, w2 = Linear(hidden, intermediate_size // 2).
+    text = json.dumps(
+        {
+            "architectures": ["QWenLMHeadModel"],
+            "model_type": "qwen",
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "intermediate_size": 22016,
+            "vocab_size": 151936,
+        }
+    )
+    (c,) = configs_of(text)
+    assert c.int(Dim.FFN) == 22016 // 2
+    assert c.gated_mlp is True
+
+
+def test_llava_partial_text_config() -> None:
+    # llava-hf/llava-1.5-7b-hf config.json (abridged): the text_config states only a few keys;
+    # transformers' LlamaConfig defaults (hidden 4096, 32 heads, 32 layers, 11008) fill the rest.
+    text = json.dumps(
+        {
+            "architectures": ["LlavaForConditionalGeneration"],
+            "model_type": "llava",
+            "text_config": {
+                "architectures": ["LlamaForCausalLM"],
+                "max_position_embeddings": 4096,
+                "model_type": "llama",
+                "vocab_size": 32064,
+            },
+            "vision_config": {
+                "hidden_size": 1024,
+                "intermediate_size": 4096,
+                "num_attention_heads": 16,
+                "num_hidden_layers": 24,
+                "model_type": "clip_vision_model",
+            },
+        }
+    )
+    names = {c.name: c for c in configs_of(text)}
+    assert set(names) == {"text_config", "vision_config"}
+    t = names["text_config"]
+    assert (t.int(Dim.VOCAB), t.int(Dim.SEQ_LEN)) == (32064, 4096)
+    assert (t.int(Dim.HIDDEN), t.int(Dim.HEADS), t.int(Dim.LAYERS), t.int(Dim.FFN)) == (
+        4096,
+        32,
+        32,
+        11008,
+    )
+    assert t.dims[Dim.HIDDEN].kind is Derivation.DEFAULT
+
+
+def test_bert_encoder_has_no_lm_head() -> None:
+    bert = {
+        "model_type": "bert",
+        "hidden_size": 768,
+        "num_attention_heads": 12,
+        "num_hidden_layers": 12,
+        "vocab_size": 30522,
+    }
+    (c,) = configs_of(json.dumps(bert | {"architectures": ["BertModel"]}))
+    assert c.has_lm_head is False
+    (c,) = configs_of(json.dumps(bert))
+    assert c.has_lm_head is False
+    (c,) = configs_of(json.dumps(bert | {"architectures": ["BertForMaskedLM"]}))
+    assert c.has_lm_head is True
+    (c,) = configs_of(json.dumps({k: v for k, v in bert.items() if k != "model_type"}))
+    assert c.has_lm_head is None
+
+
+def test_encoder_without_lm_head_has_no_logit_gemm_and_no_vocab_finding() -> None:
+    bert = {
+        "model_type": "bert",
+        "hidden_size": 768,
+        "num_attention_heads": 12,
+        "num_hidden_layers": 12,
+        "vocab_size": 30522,  # not a multiple of 64
+    }
+    target = resolve_target(configs_of(json.dumps(bert))[0], H100, LintOptions(gpus=(H100,)))
+    for archs, has_head in ((["BertModel"], False), (["BertForMaskedLM"], True)):
+        text = json.dumps(bert | {"architectures": archs})
+        (c,) = configs_of(text)
+        assert ("logits" in {g.name for g in step_gemms(c, target)}) is has_head
+        assert (("SL101", "vocab_size") in findings(text, "json", "config.json")) is has_head
+
+
+MAMBA = """\
+{
+  "num_layers": 64,
+  "hidden_size": 2048,
+  "num_attention_heads": 12,  # ignored when using mamba
+  "attention_config": [[["mamba"], 64]],
+  "seq_length": 2048,
+  "pos_emb": "none",
+}
+"""
+
+
+def test_neox_mamba_gets_no_head_rules() -> None:
+    (c,) = configs_of(MAMBA, "yaml", "mamba.yml")
+    assert c.has_attention is False
+    assert Dim.HEADS not in c.dims and Dim.HEAD_DIM not in c.dims
+    codes = {code for code, _ in findings(MAMBA, "yaml", "mamba.yml")}
+    assert not codes & {"SL003", "SL004", "SL005", "SL102", "SL203"}
+
+
+NEOX_SWIGLU = """\
+{
+  "hidden_size": 4096,
+  "num_attention_heads": 32,
+  "num_layers": 32,
+  "seq_length": 2048,
+  "activation": "swiglu",
+  "mlp_multiple_of": 2,
+  "pipe_parallel_size": 1,
+}
+"""
+
+
+def test_sl104_fix_uses_neox_ffn_formula() -> None:
+    (c,) = configs_of(NEOX_SWIGLU, "yaml", "neox.yml")
+    # NeoX ParallelMLP: int(4·h·2/3) // 2, rounded up to mlp_multiple_of.
+    assert c.int(Dim.FFN) == neox_ffn(4 * 4096, True, 2) == 5462
+    _, found = lint_document(parse_text(NEOX_SWIGLU, "yaml", "neox.yml"), LintOptions(gpus=(H100,)))
+    (f,) = [f for f in found if f.code == "SL104"]
+    assert f.fix is not None
+    (edit,) = f.fix.edits
+    assert (edit.key, edit.new) == ("mlp_multiple_of", 64)
+    assert dict(f.fix.dims)[Dim.FFN] == neox_ffn(4 * 4096, True, 64) == 5504
+    assert f.estimates and all(e.slowdown_pct > 0 for e in f.estimates)
+
+
+def test_derivations_are_typed_and_fixes_recompute_with_own_formula() -> None:
+    # GPT-2 as config.json and as nanoGPT's GPTConfig: SL103's fix of n_embd must carry the
+    # FFN width each framework computes from it (4 · n_embd in both).
+    hf_text = (
+        '{"n_embd": 776, "n_head": 8, "n_layer": 12, "n_positions": 1024, "vocab_size": 50304}'
+    )
+    py_text = (
+        "from model import GPTConfig\n"
+        "config = GPTConfig(n_embd=776, n_head=8, n_layer=12, block_size=1024, vocab_size=50304)\n"
+    )
+    fixes = []
+    for text, fmt, path in ((hf_text, "json", "config.json"), (py_text, "python", "train.py")):
+        (c,) = configs_of(text, fmt, path)
+        assert c.dims[Dim.FFN].kind is Derivation.FORMULA
+        assert c.dims[Dim.HEAD_DIM].kind is Derivation.HEAD_DIM_SPLIT
+        target = resolve_target(c, H100, LintOptions(gpus=(H100,)))
+        (f,) = sl103_hidden_alignment.check(c, target)  # the rule itself: no estimate filter
+        assert f.fix is not None
+        fixes.append(dict(f.fix.dims))
+    assert fixes[0] == fixes[1]
+    assert fixes[0][Dim.FFN] == 4 * fixes[0][Dim.HIDDEN]
+
+
+def test_json_report_names_the_source_of_each_dim() -> None:
+    (c,) = configs_of(HF_UNDER_MODEL, "yaml", "train.yaml")
+    out = config_json(c)
+    assert out["sources"]["layers"] == "hf"
+    assert out["sources"]["hidden"] == "nemo"
+    assert set(out["sources"]) == set(out["dims"])
