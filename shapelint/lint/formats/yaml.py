@@ -20,10 +20,10 @@ number of nodes an expansion stands for is counted; past `MAX_ALIAS_NODES` the d
 SL007 and no candidates ("billion laughs"). Recursive aliases get SL007 as well.
 
 Where PyYAML has libyaml, libyaml scans and parses (`_CLoader`) and the same Python composer
-and converter build the tree, four times faster over the corpus; its marks count characters as PyYAML's
-do. Any text libyaml refuses is read again by the pure-Python loader, so errors keep PyYAML's
-wording and positions; ``tests/formats/test_yaml_libyaml.py`` checks that both paths give equal
-documents for every YAML file in the repository and the corpus.
+and converter build the tree, in a quarter of the CPU time over the corpus; libyaml's marks
+count characters as PyYAML's do. Any text libyaml refuses is read again by the pure-Python
+loader, so errors keep PyYAML's wording and positions; ``tests/formats/test_yaml_libyaml.py``
+checks that both paths give equal documents for every YAML file in the repository and corpus.
 
 Comments are the text PyYAML's scanner skips between tokens, so a ``#`` inside a quoted or
 plain scalar is never mistaken for one; ``# shapelint: ignore[...]`` comments fill
