@@ -212,3 +212,13 @@ def test_entries_are_found_by_a_process_with_another_hash_seed(tmp_path: Path) -
         subprocess.run(cmd, env=env, capture_output=True, check=False)
         entries.append(sorted(p.name for p in cache_dir.rglob("*") if len(p.name) == 32))
     assert entries[0] and entries[1] == entries[0]  # the second run wrote no new entry
+
+
+@pytest.mark.skipif(not parallel.can_fork(), reason="workers are forked")
+def test_a_result_a_worker_cannot_send_is_linted_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _tree(tmp_path / "t", corpus_files=10)
+    one = run("check", "--no-cache", "--jobs", "1", "--format", "json", str(tree))
+    monkeypatch.setattr(cache_mod, "dumps", lambda result: None)  # as if nothing pickled
+    assert run("check", "--no-cache", "--jobs", "2", "--format", "json", str(tree)) == one

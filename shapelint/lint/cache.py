@@ -58,9 +58,20 @@ def code_fingerprint() -> str:
 
 
 def lite(result: FileResult) -> FileResult:
-    """``result`` without the parsed tree (candidates): what a cache entry or a worker keeps."""
+    """``result`` without the parsed tree (candidates) and without the configs' formulas
+    (functions, which only the lint itself re-evaluates): what a cache entry or a worker
+    passes on."""
     doc = replace(result.doc, candidates=[])
-    return replace(result, doc=doc, complete=False)
+    configs = [replace(c, formulas={}) for c in result.configs]
+    return replace(result, doc=doc, configs=configs, complete=False)
+
+
+def dumps(result: FileResult) -> bytes | None:
+    """`lite` ``result`` pickled; None when something in it cannot be pickled."""
+    try:
+        return pickle.dumps(lite(result), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
 
 
 def canonical(value: object) -> str | None:
@@ -135,9 +146,11 @@ class LintCache:
     def put(self, key: str, result: FileResult) -> None:
         """Store ``result`` under ``key`` atomically; a failure to write is ignored."""
         path = self._path(key)
+        data = dumps(result)
+        if data is None:
+            return
         try:
             self._prepare(os.path.dirname(path))
-            data = pickle.dumps(lite(result), protocol=pickle.HIGHEST_PROTOCOL)
             # Unique per process and entry; renamed over the entry only once complete.
             tmp = f"{path}.{os.getpid()}.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -149,7 +162,7 @@ class LintCache:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        except OSError:
             return
 
     def _prepare(self, directory: str) -> None:

@@ -11,7 +11,6 @@ result travels without its parsed tree (`cache.lite`). Where ``fork`` is not ava
 from __future__ import annotations
 
 import importlib
-import multiprocessing
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -51,22 +50,31 @@ def auto_jobs(n_files: int) -> int:
 
 def can_fork() -> bool:
     """True where worker processes can be forked."""
+    import multiprocessing  # here: it costs a few ms and one-worker runs never need it
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _one(index: int) -> FileResult | InternalError:
-    from shapelint.lint.cache import lite
+def _one(index: int) -> bytes | InternalError | None:
+    """Lint item ``index`` in a worker: the pickled `lite` result, the error, or None when the
+    result cannot be pickled (the parent then lints that file itself)."""
+    from shapelint.lint.cache import dumps
     from shapelint.lint.runner import FileResult, lint_one
 
     source, options = _ITEMS[index]
     outcome = lint_one(source, options, _CACHE)
-    return lite(outcome) if isinstance(outcome, FileResult) else outcome
+    return dumps(outcome) if isinstance(outcome, FileResult) else outcome
 
 
 def lint_parallel(
     items: Sequence[Item], jobs: int, cache: LintCache | None
 ) -> list[FileResult | InternalError]:
     """Lint ``items`` on ``jobs`` forked workers; outcomes in the order of ``items``."""
+    import multiprocessing
+    import pickle
+
+    from shapelint.lint.runner import lint_one
+
     global _ITEMS, _CACHE
     for kind in sorted({source.kind for source, _ in items}):
         if kind in _READERS:  # import once here rather than once per worker
@@ -78,6 +86,15 @@ def lint_parallel(
         ctx = multiprocessing.get_context("fork")
         chunk = max(1, min(16, len(items) // (jobs * 8)))
         with ctx.Pool(jobs) as pool:
-            return pool.map(_one, range(len(items)), chunksize=chunk)
+            returned = pool.map(_one, range(len(items)), chunksize=chunk)
     finally:
         _ITEMS, _CACHE = (), None
+    outcomes: list[FileResult | InternalError] = []
+    for (source, options), got in zip(items, returned, strict=True):
+        if isinstance(got, bytes):
+            outcomes.append(pickle.loads(got))
+        elif got is None:
+            outcomes.append(lint_one(source, options, cache))
+        else:
+            outcomes.append(got)
+    return outcomes
