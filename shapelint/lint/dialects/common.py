@@ -111,6 +111,7 @@ class Builder:
     has_attention: bool = True
     formulas: dict[Dim, Formula] = field(default_factory=dict)
     read_keys: set[str] = field(default_factory=set)
+    nulls: dict[Dim, Value] = field(default_factory=dict)
 
     @property
     def root(self) -> Mapping:
@@ -145,6 +146,8 @@ class Builder:
         if value is not None and value.value is not None:
             self.dims[dim] = value
             return value
+        if value is not None and dim in NULL_INVALID and value.known:
+            self.nulls[dim] = value  # stated as null: SL002 reports it, nothing derives from it
         return None
 
     def set(self, dim: Dim, value: Value | None) -> None:
@@ -184,6 +187,8 @@ class Builder:
         if not self.has_attention:
             for dim in ATTENTION_DIMS:
                 self.dims.pop(dim, None)
+        for dim, null in self.nulls.items():
+            self.dims.setdefault(dim, null)
         return ModelConfig(
             name=self.candidate.name,
             path=self.path,
@@ -200,6 +205,9 @@ class Builder:
             read_keys=frozenset(self.read_keys),
         )
 
+
+# Dims a model cannot be built without: ``null`` there is an error (SL002), not a default.
+NULL_INVALID = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
 
 # Dims that only exist in attention layers (dropped for attention-free stacks such as Mamba).
 ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM)
@@ -274,8 +282,9 @@ def _reference_target(candidate: Candidate, key: str, ref: str) -> Value | None:
 
 def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
     """Resolve ``${a.b}`` references to the node they name (marked shared: editing it
-    changes every key that refers to it); values that cannot be known statically — ``auto``,
-    resolver calls (``${oc.env:X}``), references outside the file — become unknown."""
+    changes every key that refers to it) and NeMo's ``${multiply:x, y}`` resolver of numbers
+    and references (a derived value); values that cannot be known statically — ``auto``,
+    other resolver calls (``${oc.env:X}``), references outside the file — become unknown."""
     raw = value.value
     if not isinstance(raw, str) or value.derived or not value.known:
         return value
@@ -284,6 +293,9 @@ def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
         return replace(value, known=False)
     if "${" not in text:
         return value
+    product = _multiply(candidate, value, text, depth)
+    if product is not None:
+        return product
     m = _REFERENCE.fullmatch(text)
     if m is None or ":" in m.group(1) or depth > 8:
         return replace(value, known=False)
@@ -291,6 +303,55 @@ def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
     if target is None:
         return replace(value, known=False)
     return settle(candidate, replace(target, shared=True), depth + 1)
+
+
+_MULTIPLY = re.compile(r"\$\{multiply:(.*)\}")
+
+
+def _multiply(candidate: Candidate, value: Value, text: str, depth: int) -> Value | None:
+    """``${multiply:a, b, …}`` (NeMo's resolver: the product of its arguments) when every
+    argument is an integer or a reference to one; None when ``text`` is anything else."""
+    m = _MULTIPLY.fullmatch(text)
+    if m is None or depth > 8:
+        return None
+    product = 1
+    sources: list[Value] = []
+    for arg in _split_args(m.group(1)):
+        arg = arg.strip()
+        if arg.lstrip("-").isdigit():
+            product *= int(arg)
+            continue
+        part = settle(candidate, replace(value, value=arg, shared=False), depth + 1)
+        n = part.as_int
+        if n is None:
+            return replace(value, known=False)
+        product *= n
+        sources.append(part)
+    formula = f"{value.key}: {text}"
+    return Value(
+        product,
+        value.key,
+        value.span,
+        derived_from=(value, *sources),
+        formula=formula,
+        kind=Derivation.FORMULA,
+    )
+
+
+def _split_args(text: str) -> list[str]:
+    """Split resolver arguments on top-level commas (``${a.b}`` may hold none, but nested
+    resolvers may)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def settle_dims(b: Builder) -> None:
