@@ -94,12 +94,6 @@ def add_parser(sub: Any, add_target_flags: Callable[[argparse.ArgumentParser], N
         "--pareto", action="store_true", help="show the Pareto front of parameters vs time"
     )
     p.add_argument(
-        "--engine",
-        action="append",
-        metavar="ENGINE",
-        help="engines that must accept the shape (SL3xx rules; repeatable)",
-    )
-    p.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
     p.add_argument(
@@ -282,8 +276,6 @@ def run_suggest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from shapelint.perf.gpus import UnsupportedDtypeError
     from shapelint.suggest import SuggestError, SuggestOptions, search
 
-    if args.engine:
-        raise _usage("--engine: no engine rules (SL3xx) are available in this version")
     loaded = load(args)
     config = loaded.config
     keep = frozenset().union(*args.keep) if args.keep else frozenset()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from shapelint.engines import default_engines
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
 from shapelint.lint.discover import SourceFile, discover
@@ -53,6 +54,11 @@ class TargetOptions:
     tp: int | None = None
     mode: Mode | None = None
     attention: Attention | None = None
+    # Engines (canonical shapelint.engines names) and the other parallel sizes (SL3xx rules).
+    engines: tuple[str, ...] | None = None
+    pp: int | None = None
+    ep: int | None = None
+    cp: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,9 @@ class FileResult:
     targets: dict[str, AssumedTarget] = field(default_factory=dict)
     # Findings hidden by a ``# shapelint: ignore`` / ``disable-file`` comment, with reasons.
     suppressed: list[Suppressed] = field(default_factory=list)
+    # The settings key map that applied to the file, and which of its names matched a key.
+    keys: KeyAliases = field(default_factory=dict)
+    matched_keys: frozenset[str] = frozenset()
     # False when ``doc`` lacks its parsed tree (a result from the cache or a worker process):
     # the fixer then parses the file again instead of reusing ``doc``.
     complete: bool = True
@@ -120,6 +129,17 @@ class LintResult:
         """All findings, sorted by path, line, column and code."""
         out = [f for r in self.files for f in r.findings]
         return sorted(out, key=lambda f: (f.path, f.span.line, f.span.column, f.code))
+
+    def unmatched_keys(self) -> list[tuple[str, str]]:
+        """``(dim, key name)`` of a settings key map that matched no key in any file it
+        applied to (a typo, or a path that is not where the file keeps the value)."""
+        applied: dict[tuple[str, str], bool] = {}
+        for r in self.files:
+            for dim, names in r.keys.items():
+                for name in names:
+                    pair = (dim.value, name)
+                    applied[pair] = applied.get(pair, False) or name in r.matched_keys
+        return [pair for pair, hit in applied.items() if not hit]
 
     @property
     def configs(self) -> list[ModelConfig]:
@@ -148,6 +168,11 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),
         mode=_first(flags.mode, defaults.mode, "train"),
         attention=_first(flags.attention, defaults.attention, "flash"),
+        # Engines: flags, then settings, then what the config implies (a guess ranks last).
+        engines=_first(flags.engines, defaults.engines, default_engines(config), ()),
+        pp=_first(flags.pp, config.int(Dim.PP), defaults.pp, 1),
+        ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
+        cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
     )
 
 
@@ -316,7 +341,7 @@ def _not_understood(
 ) -> list[Finding]:
     """SL009 when ``doc`` names two or more model-shape keys but no config is complete."""
     from shapelint.lint.dialects.common import looks_like_model
-    from shapelint.lint.dialects.shape_keys import enough_shape_keys, shape_keys
+    from shapelint.lint.dialects.shape_keys import enough_shape_keys, settings_line, shape_keys
     from shapelint.rules import sl009_config_not_understood as sl009
 
     if any(looks_like_model(c.dims) for c in configs):
@@ -331,7 +356,7 @@ def _not_understood(
             code=rule.code,
             name=rule.name,
             severity=rule.severity,
-            message=sl009.message(keys),
+            message=sl009.message([k.path for k in keys], settings_line(keys)),
             path=doc.path,
             span=first.span,
             key=first.path,
@@ -408,7 +433,11 @@ def _lint_data(source: SourceFile, data: bytes, options: LintOptions) -> FileRes
     from shapelint.lint.assumed import assumed_target
 
     targets = {c.name: assumed_target(c, options) for c in configs}
-    return FileResult(source, doc, configs, findings, targets, suppressed)
+    from shapelint.lint.dialects.shape_keys import matched_names
+
+    keys = options.extra_keys
+    matched = matched_names(doc, keys) if keys and doc.ok else frozenset()
+    return FileResult(source, doc, configs, findings, targets, suppressed, keys, matched)
 
 
 OptionsFor = Callable[[str], "LintOptions | None"]
