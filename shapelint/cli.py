@@ -332,8 +332,11 @@ def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResul
     from shapelint.lint.runner import lint_paths
 
     cache = None if args.no_cache else LintCache.default()
+    jobs = args.jobs
+    if jobs is None and (args.fix or args.unsafe_fixes or args.diff):
+        jobs = 1  # the fixer reuses this process's parsed documents; workers' would be re-parsed
     try:
-        return lint_paths(args.paths, file_options, args.exclude, jobs=args.jobs, cache=cache)
+        return lint_paths(args.paths, file_options, args.exclude, jobs=jobs, cache=cache)
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or directory: {exc.args[0]}") from None
 
