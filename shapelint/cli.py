@@ -10,12 +10,14 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from shapelint import __version__
+from shapelint import __version__, _interrupt
 from shapelint.commands.engines import add_engine_flags
+from shapelint.lint.formats.budget import Budget
 from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
 
 if TYPE_CHECKING:  # the runner imports every rule: only commands that lint import it
@@ -264,6 +266,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
         extra_keys=settings.keys,
         min_slowdown=1.0 if min_slowdown is None else min_slowdown,
         report_unused_ignores=args.report_unused_ignores,
+        budget=Budget(**settings.budget),
         baseline=_baseline(args, settings),
         severity=settings.severity,
     )
@@ -487,6 +490,8 @@ def run_diff(
 
 
 def _report_empty(result: LintResult, err: TextIO) -> None:
+    for skipped in result.skipped:
+        err.write(f"info: {skipped.path}: skipped: {skipped.reason}\n")
     for r in result.files:
         if r.source.explicit and not r.configs and r.doc.ok:
             err.write(f"info: {r.source.path}: no model config found\n")
@@ -698,6 +703,21 @@ def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Entry point of the ``shapelint`` console script; returns the exit code."""
+    try:
+        # As the console script, Ctrl-C exited at once while importing (``_interrupt``);
+        # from here on it is a KeyboardInterrupt, caught around the whole command.
+        _interrupt.restore()
+        code = _main(argv, out, err)
+    except KeyboardInterrupt:
+        (err or sys.stderr).write("shapelint: interrupted\n")
+        code = 130
+    if argv is None:  # the console script: a Ctrl-C on the way out exits quietly too
+        with contextlib.suppress(ValueError):  # not the main thread
+            signal.signal(signal.SIGINT, _interrupt.exit_now)
+    return code
+
+
+def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     args_list = list(sys.argv[1:] if argv is None else argv)

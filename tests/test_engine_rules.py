@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +189,21 @@ def test_vision_tower_heads_are_checked_like_the_text_model(tmp_path: Path) -> N
         "Total number of attention heads (12) must be divisible by tensor parallel size (8)" in out
     )
     assert "(96)" not in out  # the text model's 96 heads split evenly
+
+
+def test_torchtitan_fp8_layers_left_in_bf16_carry_an_estimate() -> None:
+    # Llama-2-7B's shape with an FFN width of 11000 (not a multiple of 16): torchtitan keeps
+    # w1/w3/w2 in BF16; the estimate is the model's BF16 minus FP8 time of those GEMMs.
+    text = (
+        '{"hidden_size": 4096, "num_attention_heads": 32, "intermediate_size": 11000,'
+        ' "num_hidden_layers": 32, "vocab_size": 32000}\n'
+    )
+    config = dialects.extract(parse_text(text))[0]
+    target = Target(gpu=lookup("H100-SXM"), dtype="fp8", engines=("torchtitan",))
+    found = engines.check_engines(config, target, select=["SL314"])
+    assert [f.code for f in found] == ["SL314"]
+    assert "feed_forward.w1/w3 (11000×4096), feed_forward.w2 (4096×11000)" in found[0].message
+    match = re.search(r"estimated \+([0-9.]+)% step time on H100-SXM", found[0].message)
+    assert match is not None and float(match.group(1)) > 0
+    bf16 = Target(gpu=lookup("H100-SXM"), dtype="bf16", engines=("torchtitan",))
+    assert engines.check_engines(config, bf16, select=["SL314"]) == []

@@ -51,7 +51,8 @@ def write(path: str, text: str) -> Path:
 def test_valid_log_with_rules_results_and_fixes(validator: jsonschema.Draft4Validator) -> None:
     write("models/gpt2/config.json", GPT2)
     write("models/bad.yaml", BAD_HEADS)
-    write("broken.json", '{"hidden_size": 4096,,}')
+    # Two shape keys: a walked file that fails to parse is reported only when it holds a model.
+    write("broken.json", '{"hidden_size": 4096, "num_attention_heads": 32,,}')
     code, log = sarif(".", "--gpu", "h100", "--gpu", "a100")
     assert code == 1
     validator.validate(log)

@@ -2,12 +2,20 @@
 
 Directories are walked in sorted order, skipping version-control folders, virtual
 environments, caches and ``node_modules``, plus anything a ``--exclude`` glob matches.
+A walk yields regular files only (a FIFO named ``x.json`` would block the read forever) and
+never follows a symlink to a directory, so a link loop cannot make it run forever; a symlink
+to a file is yielded (a dangling one too: reading it gives the OS's reason as a finding).
+
+Files named on the command line are ``explicit`` — a parse failure there is always reported —
+except under pre-commit (which sets ``PRE_COMMIT=1``), where the files are the repository's,
+chosen by type, just as a walk would find them.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +57,14 @@ class SourceFile:
     explicit: bool
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A file a walk found but does not read, and why (``-v`` lists them)."""
+
+    path: str
+    reason: str
+
+
 def kind_of(path: str) -> str | None:
     """The format of ``path`` by its extension, or None when shapelint does not read it."""
     return KINDS.get(os.path.splitext(path)[1].lower())
@@ -67,13 +83,41 @@ def _is_venv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
 
-def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[SourceFile]:
+def _not_regular(path: str) -> str | None:
+    """Why the walked entry at ``path`` is not read, or None for a file (or a link to one)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # a dangling link or a vanished file: the read reports the OS's reason
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISFIFO(st.st_mode):
+        return "a FIFO, not a regular file"
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return "a device, not a regular file"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket, not a regular file"
+    if stat.S_ISDIR(st.st_mode):
+        return "a symlink to a directory (links are not followed)"
+    return "not a regular file"
+
+
+def _under_pre_commit() -> bool:
+    return os.environ.get("PRE_COMMIT") == "1"
+
+
+def discover(
+    paths: Iterable[str], exclude: Iterable[str] = (), skipped: list[Skipped] | None = None
+) -> Iterator[SourceFile]:
     """Yield each file to lint once, in a stable order.
 
-    A path that does not exist raises FileNotFoundError (the CLI reports it as a usage error).
+    A path that does not exist raises FileNotFoundError (the CLI reports it as a usage error);
+    a dangling symlink named on the command line exists for this purpose (its read fails).
+    Entries of a walk that are not regular files are appended to ``skipped``.
     """
     patterns = tuple(exclude)
     seen: set[str] = set()
+    named = not _under_pre_commit()
     for raw in paths:
         if os.path.isdir(raw):
             for root, dirs, files in os.walk(raw):
@@ -90,15 +134,20 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[Sour
                     kind = kind_of(name)
                     if kind is None or _excluded(full, patterns):
                         continue
+                    why = _not_regular(full)
+                    if why is not None:
+                        if skipped is not None:
+                            skipped.append(Skipped(os.path.normpath(full), why))
+                        continue
                     key = os.path.realpath(full)
                     if key not in seen:
                         seen.add(key)
                         yield SourceFile(os.path.normpath(full), kind, explicit=False)
-        elif os.path.exists(raw):
+        elif os.path.lexists(raw):
             kind = kind_of(raw) or "json"
             key = os.path.realpath(raw)
             if key not in seen and not _excluded(raw, patterns):
                 seen.add(key)
-                yield SourceFile(os.path.normpath(raw), kind, explicit=True)
+                yield SourceFile(os.path.normpath(raw), kind, explicit=named)
         else:
             raise FileNotFoundError(raw)

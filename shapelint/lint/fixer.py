@@ -493,17 +493,23 @@ def fix_paths(
             )
             continue
         linted = file_result.doc
+        changed_on_disk: Document | None = None
         if file_result.complete and (
             encode_like(linted.text, snap.data, linted.encoding, linted.bom) == snap.data
         ):
             # Unchanged since it was linted: the same bytes parse to the same document.
             fixed = fix_document(linted, file_options, unsafe=unsafe, findings=file_result.findings)
         else:
-            doc = parse(source.path, snap.data, source.kind)
-            fixed = fix_document(doc, file_options, unsafe=unsafe)
+            changed_on_disk = parse(source.path, snap.data, source.kind, file_options.budget)
+            fixed = fix_document(changed_on_disk, file_options, unsafe=unsafe)
         file_fix = FileFix(file_result, fixed, snap.data, snap.mtime_ns, snap.size)
         run.files.append(file_fix)
         if not fixed.changed or not write:
+            if changed_on_disk is not None and relint and write:
+                # Changed since it was linted (another process fixed it first): report what
+                # the file holds now, not what it held.
+                configs, findings = lint_document(changed_on_disk, file_options)
+                relinted[source.path] = FileResult(source, changed_on_disk, configs, findings)
             continue
         try:
             write_atomic(source.path, file_fix.new_bytes(), snap, roots)
@@ -519,5 +525,5 @@ def fix_paths(
         relinted[source.path] = FileResult(source, final, configs, findings)
     if relinted or len(errors) > len(result.errors):
         files = [relinted.get(r.source.path, r) for r in result.files]
-        run.result = LintResult(files=files, errors=errors)
+        run.result = LintResult(files=files, errors=errors, skipped=result.skipped)
     return run

@@ -9,6 +9,8 @@ the findings of the others.
 from __future__ import annotations
 
 import fnmatch
+import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,8 +19,10 @@ from typing import TYPE_CHECKING, TypeVar
 from shapelint.engines import default_engines
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
-from shapelint.lint.discover import SourceFile, discover
+from shapelint.lint.discover import Skipped, SourceFile, discover
 from shapelint.lint.formats import parse
+from shapelint.lint.formats.budget import DEFAULT as DEFAULT_BUDGET
+from shapelint.lint.formats.budget import Budget, OverTime, cpu_limit
 from shapelint.lint.model import (
     Attention,
     Dim,
@@ -28,7 +32,7 @@ from shapelint.lint.model import (
     Target,
     normalize_dtype,
 )
-from shapelint.lint.source import Document, file_disables, suppression_reason
+from shapelint.lint.source import Document, LineIndex, Problem, file_disables, suppression_reason
 from shapelint.perf.gpus import GPU
 from shapelint.rules import REGISTRY, RuleModule, config_rules
 
@@ -81,6 +85,7 @@ class LintOptions:
     severity: Mapping[str, str] = field(default_factory=dict)
     # The config rules to run; None: every rule in the registry (`rules.config_rules`).
     rules: tuple[RuleModule, ...] | None = None
+    budget: Budget = DEFAULT_BUDGET
 
 
 @dataclass
@@ -106,6 +111,8 @@ class FileResult:
     # The settings key map that applied to the file, and which of its names matched a key.
     keys: KeyAliases = field(default_factory=dict)
     matched_keys: frozenset[str] = frozenset()
+    # False when the file could not be read (its one finding says why).
+    read: bool = True
     # False when ``doc`` lacks its parsed tree (a result from the cache or a worker process):
     # the fixer then parses the file again instead of reusing ``doc``.
     complete: bool = True
@@ -125,6 +132,9 @@ class LintResult:
 
     files: list[FileResult] = field(default_factory=list)
     errors: list[InternalError] = field(default_factory=list)
+    # Files found by a walk (or passed by pre-commit) and not read: not regular files, and
+    # files with no model-shape keys that do not parse. ``-v`` lists them.
+    skipped: list[Skipped] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -408,27 +418,131 @@ def lint_document_suppressed(
     return configs, kept, suppressed
 
 
+class Unreadable(OSError):
+    """A file shapelint refuses to read (not a regular file, over the size limit)."""
+
+
+def read_source(path: str, budget: Budget = DEFAULT_BUDGET) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``budget.max_file_bytes`` of them.
+
+    Opened without blocking, so a FIFO or device named like a config is refused (by the
+    ``fstat`` of the open file, not a separate check) instead of hanging the run; a file over
+    the size limit is refused without being read. Raises OSError with the OS's reason.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or other special file"
+            raise Unreadable(f"it is {kind}, not a regular file")
+        limit = budget.max_file_bytes
+        if st.st_size > limit:
+            raise Unreadable(_too_large(st.st_size, budget))
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:  # it grew while being read
+            raise Unreadable(_too_large(size, budget))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _too_large(size: int, budget: Budget) -> str:
+    return (
+        f"the file is {size / 1048576:.1f} MB, over the limit of {budget.max_file_size_mb} MB "
+        "(the setting max-file-size-mb raises it); not read"
+    )
+
+
+def _read_failure(path: str, exc: OSError) -> str:
+    if isinstance(exc, Unreadable):
+        return f"cannot read file: {exc}"
+    reason = exc.strerror or str(exc)
+    if os.path.islink(path) and not os.path.exists(path):
+        reason += f" (a symlink to {os.readlink(path)!r}, which does not exist)"
+    return f"cannot read file: {reason}"
+
+
+def _unread_document(source: SourceFile, message: str) -> Document:
+    doc = Document(path=source.path, text="", format=source.kind)
+    doc.problems.append(Problem("SL000", message, LineIndex("").span(source.path, 0, 0)))
+    return doc
+
+
+# Files whose name says they hold a model config: a parse failure there is always reported.
+MODEL_FILE_NAMES = frozenset({"config.json", "params.json", "model_args.json"})
+
+
+def skip_reason(result: FileResult, extra_keys: KeyAliases | None = None) -> str | None:
+    """Why a file that did not parse is skipped rather than reported, or None to report it.
+
+    Only a file a walk found (or pre-commit passed) is skipped, and only when neither its
+    name nor its text says it holds a model config: a JSON file with comments, a template,
+    a Python 2 script are not shapelint's business unless the user named them.
+    """
+    source, doc = result.source, result.doc
+    if source.explicit or doc.ok or not result.read:
+        return None
+    from shapelint.lint.dialects.shape_keys import holds_model_keys
+
+    named = os.path.basename(source.path).lower() in MODEL_FILE_NAMES
+    if named or holds_model_keys(doc.text, extra_keys):
+        return None
+    problem = next(p for p in doc.problems if p.code == "SL000")
+    return (
+        f"not read: {problem.message} (line {problem.span.line}), "
+        "and no model-shape keys in it; name the file to see the error"
+    )
+
+
 def lint_file(
     source: SourceFile, options: LintOptions, cache: LintCache | None = None
 ) -> FileResult:
-    """Read, parse and lint one file (OSError propagates to the caller); with ``cache``, a
-    file unchanged since a run under the same options is not parsed again."""
-    with open(source.path, "rb") as fh:
-        data = fh.read()
-    key = cache.key(source, data, options) if cache is not None else None
-    if key is not None and cache is not None:
-        hit = cache.get(key, source)
-        if hit is not None:
-            return hit
-    result = _lint_data(source, data, options)
-    if key is not None and cache is not None:
-        cache.put(key, result)
-    return result
+    """Read, parse and lint one file; a file that cannot be read is an SL000 finding on it.
+    With ``cache``, a file unchanged since a run under the same options is not parsed again
+    (a file over its time budget is never cached)."""
+    read = True
+    try:
+        data = read_source(source.path, options.budget)
+    except OSError as exc:
+        doc = _unread_document(source, _read_failure(source.path, exc))
+        read = False
+    else:
+        key = cache.key(source, data, options) if cache is not None else None
+        if key is not None and cache is not None:
+            hit = cache.get(key, source)
+            if hit is not None:
+                return hit
+        try:
+            with cpu_limit(options.budget.max_seconds_per_file):
+                doc = parse(source.path, data, source.kind, options.budget)
+                result = _finish(
+                    source, doc, *lint_document_suppressed(doc, options), options, read
+                )
+            if key is not None and cache is not None:
+                cache.put(key, result)
+            return result
+        except OverTime as exc:
+            doc = _unread_document(source, exc.message)
+            doc.text = data.decode("utf-8", errors="replace")  # for the skip triage
+    return _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
 
 
-def _lint_data(source: SourceFile, data: bytes, options: LintOptions) -> FileResult:
-    doc = parse(source.path, data, source.kind)
-    configs, findings, suppressed = lint_document_suppressed(doc, options)
+def _finish(
+    source: SourceFile,
+    doc: Document,
+    configs: list[ModelConfig],
+    findings: list[Finding],
+    suppressed: list[Suppressed],
+    options: LintOptions,
+    read: bool,
+) -> FileResult:
     if options.baseline is not None:
         stale = options.report_unused_ignores and selected("SL008", options, source.path)
         findings = options.baseline.apply(source.path, findings, stale)
@@ -439,7 +553,7 @@ def _lint_data(source: SourceFile, data: bytes, options: LintOptions) -> FileRes
 
     keys = options.extra_keys
     matched = matched_names(doc, keys) if keys and doc.ok else frozenset()
-    return FileResult(source, doc, configs, findings, targets, suppressed, keys, matched)
+    return FileResult(source, doc, configs, findings, targets, suppressed, keys, matched, read)
 
 
 OptionsFor = Callable[[str], "LintOptions | None"]
@@ -477,8 +591,9 @@ def lint_paths(
         exclude = (*exclude, *options.exclude)
         single = options
         options = lambda _path: single  # noqa: E731
+    result = LintResult()
     items: list[tuple[SourceFile, LintOptions]] = []
-    for source in discover(paths, exclude):
+    for source in discover(paths, exclude, result.skipped):
         file_options = options(source.path)
         if file_options is not None:
             items.append((source, file_options))
@@ -490,10 +605,13 @@ def lint_paths(
         outcomes = parallel.lint_parallel(items, workers, cache)
     else:
         outcomes = [lint_one(source, file_options, cache) for source, file_options in items]
-    result = LintResult()
-    for outcome in outcomes:
+    for (source, file_options), outcome in zip(items, outcomes, strict=True):
         if isinstance(outcome, InternalError):
             result.errors.append(outcome)
-        else:
+            continue
+        reason = skip_reason(outcome, file_options.extra_keys)
+        if reason is None:
             result.files.append(outcome)
+        else:
+            result.skipped.append(Skipped(source.path, reason))
     return result

@@ -32,6 +32,12 @@ else:  # pragma: no cover - Python 3.10: tomli, the same parser (a dependency th
     tomllib = importlib.import_module("tomli")
 
 SETTINGS_FILES = (".shapelint.toml", "pyproject.toml")
+BUDGET_KEYS = (
+    "max-file-size-mb",
+    "max-python-tokens",
+    "max-expression-tokens",
+    "max-seconds-per-file",
+)
 
 
 class SettingsError(Exception):
@@ -66,6 +72,8 @@ class Settings:
     severity: Mapping[str, str] = field(default_factory=dict)
     # The settings files this one extends, nearest first (``extend = "…"``).
     extends: tuple[str, ...] = ()
+    # Per-file work limits (`shapelint.lint.formats.budget`), by setting name; unset: default.
+    budget: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def root(self) -> str | None:
@@ -245,6 +253,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         baseline=os.path.join(root, data["baseline"]) if "baseline" in data else None,
         severity={k.strip().upper(): v for k, v in data.get("severity", {}).items()},
         extends=extends,
+        budget={k.replace("-", "_"): data[k] for k in BUDGET_KEYS if k in data},
     )
 
 

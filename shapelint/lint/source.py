@@ -9,9 +9,11 @@ characters a `Span` covers.
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 
 @dataclass(frozen=True)
@@ -34,22 +36,59 @@ class Span:
 
 
 class LineIndex:
-    """Converts character offsets to 1-based (line, column) pairs for one text."""
+    """Converts character offsets to 1-based (line, column) pairs for one text.
+
+    Lazy, because building every line start of a 20 MB file costs more than parsing it while
+    a reader asks for the positions of a few thousand values: each answer is counted (C
+    speed, ``str.count``) from the nearest position answered before it, and remembered. Only
+    when those counts add up to more than twice the text is the full table of line starts
+    built, so no pattern of questions costs more than a few passes over the text.
+    """
 
     def __init__(self, text: str) -> None:
-        self._starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._starts.append(i + 1)
+        self._text = text
+        self._starts: list[int] | None = None
+        # Positions answered so far, in increasing offset order: offset, line, line start.
+        self._offsets = [0]
+        self._lines = [1]
+        self._line_starts = [0]
+        self._scanned = 0
+
+    def _table(self) -> list[int]:
+        if self._starts is None:
+            text = self._text
+            # Line k starts after the lengths of lines 0..k-1 and their k newlines.
+            lengths = accumulate(map(len, text.split("\n")), initial=0)
+            self._starts = list(map(operator.add, lengths, range(text.count("\n") + 1)))
+        return self._starts
 
     def position(self, offset: int) -> tuple[int, int]:
         """Return the 1-based line and column of a 0-based character offset."""
-        line = bisect.bisect_right(self._starts, offset) - 1
-        return line + 1, offset - self._starts[line] + 1
+        if self._starts is None:
+            k = len(self._offsets) - 1
+            if offset < self._offsets[k]:
+                k = bisect.bisect_right(self._offsets, offset) - 1
+            base = self._offsets[k]
+            self._scanned += offset - base
+            if self._scanned <= 2 * len(self._text) + 65536:
+                text = self._text
+                line, line_start = self._lines[k], self._line_starts[k]
+                newlines = text.count("\n", base, offset)
+                if newlines:
+                    line += newlines
+                    line_start = text.rfind("\n", base, offset) + 1
+                if k == len(self._offsets) - 1 and offset > base:
+                    self._offsets.append(offset)
+                    self._lines.append(line)
+                    self._line_starts.append(line_start)
+                return line, offset - line_start + 1
+        starts = self._table()
+        line = bisect.bisect_right(starts, offset) - 1
+        return line + 1, offset - starts[line] + 1
 
     def offset(self, line: int, column: int) -> int:
         """Return the 0-based offset of a 1-based line and column."""
-        return self._starts[line - 1] + column - 1
+        return self._table()[line - 1] + column - 1
 
     def span(self, path: str, start: int, end: int) -> Span:
         """Build the `Span` of ``text[start:end]``."""

@@ -13,6 +13,7 @@ the link itself is kept.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -34,9 +35,16 @@ class Snapshot:
 
 
 def read_snapshot(path: str) -> Snapshot:
-    """Read ``path`` and the stat of the same open file (OSError propagates)."""
-    with open(path, "rb") as fh:
+    """Read ``path`` and the stat of the same open file (OSError propagates).
+
+    Opened without blocking and refused unless it is a regular file, so a file swapped for
+    a FIFO while shapelint works cannot hang the check before a write.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "it is no longer a regular file")
         data = fh.read()
     return Snapshot(data, st.st_mtime_ns, st.st_size)
 

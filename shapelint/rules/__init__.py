@@ -41,6 +41,7 @@ from shapelint.rules import (
     sl311_kv_head_replication,
     sl312_uneven_expert_split,
     sl313_flashinfer_decode,
+    sl314_fp8_linear_left_bf16,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -78,6 +79,7 @@ _MODULES = [
     sl311_kv_head_replication,
     sl312_uneven_expert_split,
     sl313_flashinfer_decode,
+    sl314_fp8_linear_left_bf16,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

@@ -6,20 +6,54 @@ problem on the document. Heavy parsers (libcst) are imported only when a file ne
 
 from __future__ import annotations
 
+from shapelint.lint.formats.budget import DEFAULT, Budget, check_python
 from shapelint.lint.source import Document, LineIndex, Problem, decode
 
 
-def parse(path: str, data: bytes, kind: str) -> Document:
-    """Parse ``data`` read from ``path`` as ``kind`` (json, yaml, python, toml)."""
+def parse(path: str, data: bytes, kind: str, budget: Budget = DEFAULT) -> Document:
+    """Parse ``data`` read from ``path`` as ``kind`` (json, yaml, python, toml).
+
+    Undecodable bytes are an SL000 problem at the first bad byte's line and column; a
+    Python file over ``budget`` is one SL000 problem and never reaches libcst.
+    """
     try:
         text, encoding, bom = decode(data)
     except UnicodeDecodeError as exc:
-        doc = Document(path=path, text="", format=kind)
-        span = LineIndex("").span(path, 0, 0)
-        doc.problems.append(Problem("SL000", f"cannot decode file: {exc.reason}", span))
-        return doc
+        return _undecodable(path, data, kind, exc)
+    if kind == "python":
+        over = check_python(text, budget)
+        if over is not None:
+            doc = Document(path=path, text=text, format=kind)
+            index = LineIndex(text)
+            offset = _offset(text, index, over.line, over.column)
+            doc.problems.append(Problem("SL000", over.message, index.span(path, offset, offset)))
+            doc.encoding, doc.bom = encoding, bom
+            return doc
     doc = _parse_text(path, text, kind)
     doc.encoding, doc.bom = encoding, bom
+    return doc
+
+
+def _offset(text: str, index: LineIndex, line: int, column: int) -> int:
+    try:
+        return min(index.offset(line, column), len(text))
+    except IndexError:
+        return len(text)
+
+
+def _undecodable(path: str, data: bytes, kind: str, exc: UnicodeDecodeError) -> Document:
+    """SL000 at the first undecodable byte; the text is kept with U+FFFD in its place."""
+    body, encoding = exc.object, exc.encoding
+    text = body.decode(encoding, errors="replace")
+    offset = len(body[: exc.start].decode(encoding, errors="replace"))
+    if text.startswith("\ufeff"):  # a BOM the codec kept: not part of the text
+        text, offset = text[1:], max(offset - 1, 0)
+    doc = Document(path=path, text=text, format=kind)
+    index = LineIndex(text)
+    span = index.span(path, offset, offset)
+    name = "UTF-16" if encoding.startswith("utf-16") else "UTF-8"
+    message = f"cannot decode file as {name}: {exc.reason} (byte 0x{body[exc.start]:02x})"
+    doc.problems.append(Problem("SL000", message, span))
     return doc
 
 

@@ -1,9 +1,12 @@
 """JSON reader with exact positions.
 
-The standard library decides validity and reports syntax errors (so line and column match
-what users see from ``python -m json.tool``); a small recursive-descent pass then walks the
-same text to record the `Span` of every key and value. Values are built with the same
-primitives ``json.loads`` uses, so they compare equal to its result.
+A small recursive-descent pass walks the text to record the `Span` of every key and value;
+values are built with the same primitives ``json.loads`` uses (``scanstring``, the same
+number grammar and constants), so they compare equal to its result. When it refuses a text,
+the standard library is asked why, so a syntax error's message, line and column are what
+users see from ``python -m json.tool``. Bulk data (a container past `_MAX_ENTRIES`
+entries) is decoded by the standard library's C scanner as one value, so a large file costs
+about what ``json.load`` does.
 """
 
 from __future__ import annotations
@@ -37,6 +40,12 @@ _CONSTANTS: dict[str, object] = {
 }
 # Deeply nested input would exhaust Python's recursion; json.loads fails on it too.
 _MAX_DEPTH = 500
+# Python refuses to convert longer digit strings to int (sys.get_int_max_str_digits).
+_MAX_DIGITS = 4300
+
+
+def _too_many_digits(digits: int) -> str:
+    return f"a number too large to convert ({digits} digits; Python converts at most {_MAX_DIGITS})"
 
 
 class _Invalid(Exception):
@@ -45,12 +54,31 @@ class _Invalid(Exception):
         self.offset = offset
 
 
+# Bulk data (a long list of token ids, an id2label table) is no model config: a container
+# past this many entries, or any container once the file has this many nodes, is read by
+# the standard library's C scanner as one opaque value with one span (no spans inside it,
+# no duplicate-key check inside it). Keeps a 20 MB file's read near json.load's time.
+_MAX_ENTRIES = 1_000
+_MAX_NODES = 100_000
+
+
+class _Bulk(Exception):
+    """A container too big to index node by node."""
+
+
 class _Parser:
-    def __init__(self, text: str, path: str) -> None:
+    def __init__(self, text: str, path: str, index: LineIndex) -> None:
         self.text = text
         self.path = path
-        self.index = LineIndex(text)
+        self.index = index
         self.problems: list[Problem] = []
+        self.nodes = 0
+        self.decoder = json.JSONDecoder()
+
+    def bulk(self, start: int) -> tuple[Scalar, int]:
+        """The container at ``start`` as one opaque scalar, decoded at C speed."""
+        value, end = self.decoder.raw_decode(self.text, start)
+        return Scalar(value, self.span(start, end)), end
 
     def span(self, start: int, end: int) -> Span:
         return self.index.span(self.path, start, end)
@@ -64,10 +92,20 @@ class _Parser:
             raise _Invalid("nesting too deep", pos)
         text = self.text
         ch = text[pos : pos + 1]
-        if ch == "{":
-            return self.obj(pos, key_path, depth)
-        if ch == "[":
-            return self.array(pos, key_path, depth)
+        self.nodes += 1
+        if ch in ("{", "["):
+            if self.nodes > _MAX_NODES:
+                return self.bulk(pos)
+            problems = len(self.problems)
+            try:
+                return (
+                    self.obj(pos, key_path, depth)
+                    if ch == "{"
+                    else self.array(pos, key_path, depth)
+                )
+            except _Bulk:
+                del self.problems[problems:]
+                return self.bulk(pos)
         if ch == '"':
             s, end = scanstring(text, pos + 1, True)
             return Scalar(s, self.span(pos, end)), end
@@ -78,9 +116,12 @@ class _Parser:
         m = _NUMBER.match(text, pos)
         if m:
             integer, frac, exp = m.groups()
-            number: object = (
-                float(integer + (frac or "") + (exp or "")) if frac or exp else int(integer)
-            )
+            if frac or exp:
+                number: object = float(integer + (frac or "") + (exp or ""))
+            elif len(integer) > _MAX_DIGITS:
+                raise _Invalid(_too_many_digits(len(integer.lstrip("-"))), pos)
+            else:
+                number = int(integer)
             return Scalar(number, self.span(pos, m.end())), m.end()
         raise _Invalid("expected a value", pos)
 
@@ -115,6 +156,8 @@ class _Parser:
                 )
             seen[key] = key_span
             entries.append(Entry(key, key_span, node))
+            if len(entries) > _MAX_ENTRIES:
+                raise _Bulk
             pos = self.skip(pos)
             ch = text[pos : pos + 1]
             if ch == ",":
@@ -133,6 +176,8 @@ class _Parser:
         while True:
             node, pos = self.value(pos, f"{key_path}[{len(items)}]", depth + 1)
             items.append(node)
+            if len(items) > _MAX_ENTRIES:
+                raise _Bulk
             pos = self.skip(pos)
             ch = text[pos : pos + 1]
             if ch == ",":
@@ -147,27 +192,36 @@ def parse_json(path: str, text: str) -> Document:
     """Parse JSON text into a `Document`; syntax errors become an SL000 problem, not a raise."""
     doc = Document(path=path, text=text, format="json")
     index = LineIndex(text)
+    parser = _Parser(text, path, index)
     try:
-        json.loads(text)
-    except json.JSONDecodeError as exc:
-        offset = min(exc.pos, len(text))
-        span = index.span(path, offset, offset)
-        doc.problems.append(Problem("SL000", f"invalid JSON: {exc.msg}", span))
-        return doc
-    except RecursionError:
-        doc.problems.append(
-            Problem("SL000", "invalid JSON: nesting too deep", index.span(path, 0, 0))
-        )
-        return doc
-    parser = _Parser(text, path)
-    try:
-        pos = parser.skip(0)
-        root, _ = parser.value(pos, "", 0)
-    except _Invalid as exc:  # json.loads accepted it, so this is our bug or a depth limit
-        span = index.span(path, exc.offset, exc.offset)
-        doc.problems.append(Problem("SL000", f"invalid JSON: {exc}", span))
+        root, end = parser.value(parser.skip(0), "", 0)
+        end = parser.skip(end)
+        if end != len(text):
+            raise _Invalid("extra data", end)
+    except (_Invalid, ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError
+        doc.problems.append(_syntax_problem(path, text, index, exc))
         return doc
     doc.problems.extend(parser.problems)
     if isinstance(root, Mapping):
         doc.candidates.append(Candidate(name="", root=root))
     return doc
+
+
+def _syntax_problem(path: str, text: str, index: LineIndex, exc: Exception) -> Problem:
+    """SL000 for text the parser refused: json.loads's own message and position where it
+    refuses the text too (what ``python -m json.tool`` shows), else the parser's limit."""
+    message, offset = "nesting too deep", 0
+    if isinstance(exc, _Invalid):
+        message, offset = str(exc), exc.offset
+    elif isinstance(exc, json.JSONDecodeError):
+        message, offset = exc.msg, exc.pos
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as err:
+        message, offset = err.msg, err.pos
+    except RecursionError:
+        message, offset = "nesting too deep", 0
+    except ValueError:  # an integer over Python's digit limit: the parser said where
+        pass
+    offset = min(max(offset, 0), len(text))
+    return Problem("SL000", f"invalid JSON: {message}", index.span(path, offset, offset))

@@ -84,7 +84,18 @@ def summary(result: LintResult, ctx: ReportContext) -> str:
     files = len(result.files)
     configs = len(result.configs)
     if not findings:
-        return f"All checks passed ({plural(configs, 'config')} in {plural(files, 'file')})."
+        where = f"{plural(configs, 'config')} in {plural(files, 'file')}"
+        # "All checks passed" only when every file found was checked.
+        unchecked = [
+            f"{plural(len(result.errors), 'file')} not checked (internal error)"
+            for _ in result.errors[:1]
+        ] + [
+            f"{plural(len(result.skipped), 'file')} skipped (-v lists them)"
+            for _ in result.skipped[:1]
+        ]
+        if unchecked:
+            return f"No problems found in {where}; {'; '.join(unchecked)}."
+        return f"All checks passed ({where})."
     by = Counter(f.severity for f in findings)
     counts = ", ".join(
         f"{by[s]} {s}{'s' if by[s] != 1 else ''}" for s in ("error", "warning", "info") if by[s]

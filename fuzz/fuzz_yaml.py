@@ -1,0 +1,6 @@
+"""atheris harness for the YAML reader (usage in fuzz/README.md)."""
+
+from harness import main
+
+if __name__ == "__main__":
+    main("yaml")

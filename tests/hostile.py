@@ -1,0 +1,111 @@
+"""Build a directory that holds every bad input of the hostile-input catalogue (issue 12).
+
+Shared by ``tests/test_hostile.py`` and ``benchmarks/hostile_tree.py``. Each entry of
+`build` says what shapelint must do with the file when the directory is walked.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+# A real config with a known finding: vocab 50257 is not a multiple of 64 (SL101).
+GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
+GPT2_PY = "n_embd = 768\nn_head = 12\nn_layer = 12\nvocab_size = 50257\n"
+# Two model-shape keys: enough for a file that fails to parse to be reported, not skipped.
+KEYS = "hidden_size = 768\nnum_attention_heads = 12\n"
+YAML_KEYS = "hidden_size: 768\nnum_attention_heads: 12\n"
+SIDE_EFFECT_MARKER = "side-effect-ran.txt"
+
+
+def build(root: Path, marker_dir: Path) -> dict[str, str]:
+    """Write the catalogue under ``root``; returns {relative path: expected outcome}.
+
+    Outcomes: ``good`` (linted, SL101 on the vocab), ``SL000`` (one finding naming the
+    file), ``SL006``/``SL007`` (the YAML safety findings), ``skipped`` (found by the walk, not a
+    config: not reported), ``clean`` (read, nothing to report).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    expect: dict[str, str] = {}
+
+    def put(rel: str, data: bytes | str, outcome: str) -> Path:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        expect[rel] = outcome
+        return path
+
+    deep = 100_000
+    put("good/config.json", GPT2, "good")
+    put("good_utf16/config.json", GPT2.encode("utf-16"), "good")
+    put("good_cr/config.json", GPT2.replace("\n", "\r"), "good")
+    put("good_py/model.py", GPT2_PY, "good")
+    put("dir with space/конфиг ü.json", GPT2, "good")
+    put("-leading-dash.json", GPT2, "good")
+    put("config.json/inner.json", GPT2, "good")  # a directory named config.json
+    put("empty.json", "", "skipped")
+    put("blank.yaml", "  \n\n", "clean")  # an empty YAML stream is valid
+    put("blank/config.json", " \n \n", "SL000")  # named like a config: reported
+    put("binary.json", bytes(range(256)) * 4, "skipped")
+    put("bad_utf8/config.json", b'{\n  "n_embd": 768,\n  "name": "\xff"\n}\n', "SL000")
+    put("deep/config.json", "[" * deep + "]" * deep, "SL000")
+    put("deep.yaml", YAML_KEYS + "x: " + "[" * deep + "]" * deep + "\n", "SL000")
+    put("deep.toml", KEYS + "x = " + "[" * deep + "]" * deep + "\n", "SL000")
+    put("deep_paren.py", KEYS + "x = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n", "SL000")
+    put("long_expr.py", KEYS + "x = " + " + ".join(["1"] * deep) + "\n", "SL000")
+    put(
+        "many_assign.py",
+        KEYS + "".join(f"x{i} = {i}\n" for i in range(deep)),
+        "SL000",
+    )
+    put("huge_int/config.json", '{"hidden_size": ' + "7" * 10_000 + "}", "SL000")
+    put(
+        "huge_float/config.json",
+        '{"hidden_size": 1e400, "num_attention_heads": NaN, "vocab_size": Infinity}',
+        "SL002",
+    )
+    put(
+        "huge.yaml",
+        "hidden_size: " + "7" * 10_000 + "\nnum_attention_heads: .nan\nvocab_size: .inf\n",
+        "SL000",
+    )
+    put("huge.toml", "num_attention_heads = 12\nhidden_size = " + "7" * 10_000 + "\n", "SL000")
+    put("py2.py", 'print "hello"\nexec "x = 1"\n', "skipped")
+    put("syntax/config.py", KEYS + "vocab_size = (\n", "SL000")
+    put(
+        "side_effects.py",
+        f"import os\nopen({str(marker_dir / SIDE_EFFECT_MARKER)!r}, 'w').write('ran')\n"
+        "os.system('echo pwned')\nhidden_size = 4096\n",
+        "clean",
+    )
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
+    )
+    put("laughs.yaml", "hidden_size: 1\n" + laughs, "SL007")
+    put("recursive.yaml", "hidden_size: 1\nx: &a [1, *a]\n", "SL007")
+    put("unsafe.yaml", "hidden_size: !!python/object/apply:os.system ['echo pwned']\n", "SL006")
+    put("multi.yaml", "hidden_size: 768\n---\nhidden_size: 1024\n---\n- 1\n", "clean")
+    put(".vscode/settings.json", '{\n  // comment\n  "editor.tabSize": 2,\n}\n', "skipped")
+    put("templates/deployment.yaml", "metadata:\n  name: {{ .Release.Name }}\n", "skipped")
+    put("big/config.json", GPT2[:-2] + ', "pad": "' + "x" * (3 * 1024 * 1024) + '"}', "SL000")
+    (root / ".shapelint.toml").write_text('max-file-size-mb = 2\nselect = ["SL0", "SL101"]\n')
+
+    # Links: a loop, a link out of the tree, a dangling link.
+    os.symlink("..", root / "good" / "loop")
+    outside = marker_dir / "outside.json"
+    outside.write_text(GPT2)
+    os.symlink(outside, root / "linked_out.json")
+    expect["linked_out.json"] = "good"
+    os.symlink("does-not-exist.json", root / "dangling.json")
+    expect["dangling.json"] = "SL000"
+    # Not regular files: a FIFO and a character device (through a link: no mknod needed).
+    os.mkfifo(root / "fifo.json")
+    expect["fifo.json"] = "skipped"
+    os.symlink(os.devnull, root / "null.json")
+    expect["null.json"] = "skipped"
+    # Permission denied (root reads it anyway: then it is just an empty JSON object).
+    denied = put("denied/config.json", "{}", "SL000" if os.geteuid() != 0 else "clean")
+    denied.chmod(0)
+    denied.parent.chmod(stat.S_IRWXU)
+    return expect

@@ -1,0 +1,603 @@
+"""Hostile and huge input (issue 12): every bad input of the catalogue is a finding or a
+one-line note naming the file, the other files are still linted, nothing is a traceback.
+
+Also the reading half of issue 9's "no silent pass": a walked file with no model-shape keys
+that does not parse is skipped (``-v`` says so); a named one, or one whose name or text says
+it holds a model, is SL000; a read failure is SL000 with the OS's reason, never an internal
+error.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from hostile import GPT2, SIDE_EFFECT_MARKER, build
+
+from shapelint.cli import main
+from shapelint.lint import runner
+from shapelint.lint.formats import parse
+from shapelint.lint.formats.budget import Budget, check_python
+from shapelint.lint.runner import LintOptions, lint_paths, read_source
+from shapelint.perf.gpus import load_table
+
+
+def run(*argv: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        code = main(list(argv), out, err)
+    finally:
+        os.chdir(old)
+    return code, out.getvalue(), err.getvalue()
+
+
+def findings_by_path(out: str) -> dict[str, list[dict[str, object]]]:
+    by: dict[str, list[dict[str, object]]] = defaultdict(list)
+    for f in json.loads(out)["findings"]:
+        by[f["path"]].append(f)
+    return by
+
+
+def gpt2_vocab_line() -> tuple[int, int]:
+    """Line and column of the vocab value in GPT2, found by plain text search."""
+    for number, line in enumerate(GPT2.splitlines(), 1):
+        if '"vocab_size"' in line:
+            return number, line.index("50257") + 1
+    raise AssertionError("no vocab line")
+
+
+# -- the whole catalogue at once (the issue's done-when) ---------------------------------------
+
+
+def test_catalogue_directory_lints_every_file_without_a_traceback(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    expect = build(root, tmp_path)
+    code, out, err = run(".", "--format", "json", "-v", cwd=root)
+    assert code == 1
+    assert "Traceback" not in out + err and "internal error" not in err
+    by = findings_by_path(out)
+    vocab = json.loads(GPT2)["vocab_size"]
+    assert vocab % 64 != 0  # the good config's finding, from json, not from shapelint
+    for rel, outcome in expect.items():
+        path = os.path.normpath(rel)
+        codes = sorted({str(f["code"]) for f in by.get(path, [])})
+        if outcome == "good":
+            assert codes == ["SL101"], (rel, by.get(path))
+            (finding,) = by[path]
+            assert finding["fix"]["edits"][0]["old"] == vocab  # type: ignore[index]
+        elif outcome in ("clean", "skipped"):
+            assert codes == [], (rel, by.get(path))
+        else:
+            assert codes == [outcome], (rel, by.get(path))
+        if outcome == "skipped":
+            assert f"info: {path}: skipped: " in err, rel
+    # Line and column of the good JSON configs match a text search of the file.
+    assert by[os.path.join("good", "config.json")][0]["line"] == gpt2_vocab_line()[0]
+    assert by[os.path.join("good", "config.json")][0]["column"] == gpt2_vocab_line()[1]
+    assert not (tmp_path / SIDE_EFFECT_MARKER).exists()  # Python is read, never run
+    assert set(by) <= {os.path.normpath(p) for p in expect}
+
+
+def test_catalogue_text_report_never_says_all_passed(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    build(root, tmp_path)
+    code, out, _err = run(".", cwd=root)
+    assert code == 1
+    assert "All checks passed" not in out
+    assert out.splitlines()[-1].startswith("Found ")
+
+
+# -- issue 9: skip what is not a model config, report what is -----------------------------------
+
+
+def repo_with_noise(root: Path) -> None:
+    (root / ".vscode").mkdir(parents=True)
+    (root / ".vscode" / "settings.json").write_text('{\n  // tabs\n  "editor.tabSize": 2,\n}\n')
+    (root / "chart" / "templates").mkdir(parents=True)
+    (root / "chart" / "templates" / "deployment.yaml").write_text(
+        "apiVersion: apps/v1\nmetadata:\n  name: {{ .Release.Name }}\n"
+    )
+    (root / "scripts").mkdir()
+    (root / "scripts" / "old.py").write_text('import sys\nprint "usage: old.py FILE"\n')
+    (root / "model").mkdir()
+    (root / "model" / "config.json").write_text(GPT2)
+
+
+def test_repository_noise_is_skipped_and_only_the_real_config_reported(tmp_path: Path) -> None:
+    repo_with_noise(tmp_path)
+    code, out, err = run(".", "--format", "json", "-v", cwd=tmp_path)
+    assert code == 1
+    by = findings_by_path(out)
+    assert list(by) == [os.path.join("model", "config.json")]
+    assert [f["code"] for f in by[os.path.join("model", "config.json")]] == ["SL101"]
+    for skipped in (".vscode/settings.json", "chart/templates/deployment.yaml", "scripts/old.py"):
+        assert f"info: {os.path.normpath(skipped)}: skipped: not read: invalid" in err
+
+
+def test_skipped_files_are_not_silent_in_the_summary(tmp_path: Path) -> None:
+    repo_with_noise(tmp_path)
+    (tmp_path / "model" / "config.json").write_text(GPT2.replace("50257", "50304"))
+    code, out, err = run(".", cwd=tmp_path)
+    assert code == 0
+    assert "All checks passed" not in out
+    assert "3 files skipped (-v lists them)" in out.splitlines()[-1]
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    "rel", [".vscode/settings.json", "chart/templates/deployment.yaml", "scripts/old.py"]
+)
+def test_a_named_file_is_always_reported(tmp_path: Path, rel: str) -> None:
+    repo_with_noise(tmp_path)
+    code, out, _ = run(rel, cwd=tmp_path)
+    assert code == 1
+    assert f"{os.path.normpath(rel)}:" in out and " SL000 invalid " in out
+
+
+def test_pre_commit_passes_files_as_a_walk_finds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo_with_noise(tmp_path)
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    files = [".vscode/settings.json", "scripts/old.py", "model/config.json"]
+    code, out, _ = run(*files, "--format", "json", cwd=tmp_path)
+    assert code == 1
+    assert list(findings_by_path(out)) == [os.path.join("model", "config.json")]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("config.json", "{\n  // a comment\n}\n"),  # the name says it is a model config
+        ("other.json", '{\n  "hidden_size": 4096, // the text says so\n  "n_head": 32\n}\n'),
+        ("train.yaml", "model:\n  n_layer: 2\n  num_attention_heads: {{ .Values.heads }}\n"),
+        ("model.py", 'print "n_layer"\nn_layer = 12\nn_embd = 768\n'),
+    ],
+)
+def test_a_walked_file_that_looks_like_a_model_config_is_reported(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    (tmp_path / name).write_text(text)
+    code, out, _ = run(".", cwd=tmp_path)
+    assert code == 1
+    assert out.startswith(f"{name}:") and " SL000 " in out
+
+
+# -- reading: failures are findings with the OS's reason -----------------------------------------
+
+
+def test_dangling_symlink_is_a_finding_with_the_reason(tmp_path: Path) -> None:
+    os.symlink("missing.json", tmp_path / "config.json")
+    for target in ("config.json", "."):
+        code, out, err = run(target, cwd=tmp_path)
+        assert code == 1 and err == ""
+        assert out.startswith("config.json:1:1: SL000 cannot read file: No such file or directory")
+        assert "'missing.json', which does not exist" in out
+        assert "All checks passed" not in out
+
+
+def test_permission_denied_is_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.json").write_text(GPT2)
+    (tmp_path / "b.json").write_text(GPT2)
+    real_open = os.open
+
+    def deny(path: str, flags: int, *args: int) -> int:
+        if str(path).endswith("a.json"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(runner.os, "open", deny)
+    code, out, err = run(".", cwd=tmp_path)
+    assert code == 1 and err == ""
+    assert "a.json:1:1: SL000 cannot read file: Permission denied" in out
+    assert "b.json:5:17: SL101" in out  # the other file is still linted
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file")
+def test_unreadable_file_on_disk(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(GPT2)
+    path.chmod(0)
+    code, out, _ = run(".", cwd=tmp_path)
+    assert code == 1
+    assert "config.json:1:1: SL000 cannot read file: Permission denied" in out
+
+
+def test_file_deleted_between_discovery_and_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.json").write_text(GPT2)
+    (tmp_path / "b.json").write_text(GPT2)
+    real = runner.discover
+
+    def discover_then_delete(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        for source in real(*args, **kwargs):  # type: ignore[arg-type]
+            if source.path.endswith("a.json"):
+                os.unlink(source.path)
+            yield source
+
+    monkeypatch.setattr(runner, "discover", discover_then_delete)
+    code, out, _ = run(".", cwd=tmp_path)
+    assert code == 1
+    assert "a.json:1:1: SL000 cannot read file: No such file or directory" in out
+    assert "b.json:5:17: SL101" in out
+
+
+def test_fifo_is_skipped_when_walked_and_refused_when_named(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "x.json")
+    (tmp_path / "config.json").write_text(GPT2)
+    code, out, err = run(".", "-v", cwd=tmp_path)  # would hang forever if the FIFO were opened
+    assert code == 1 and "config.json:5:17: SL101" in out
+    assert "info: x.json: skipped: a FIFO, not a regular file" in err
+    code, out, _ = run("x.json", cwd=tmp_path)
+    assert code == 1
+    assert out.startswith("x.json:1:1: SL000 cannot read file: it is a FIFO, not a regular file")
+
+
+def test_device_named_explicitly_is_refused(tmp_path: Path) -> None:
+    os.symlink(os.devnull, tmp_path / "null.json")
+    code, out, _ = run("null.json", cwd=tmp_path)
+    assert code == 1
+    assert "SL000 cannot read file: it is a device or other special file" in out
+
+
+def test_size_limit_refuses_without_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "config.json"
+    with open(path, "wb") as fh:  # a sparse 100 GB file: reading it whole would take minutes
+        fh.truncate(100 * 1024**3)
+    reads: list[int] = []
+    real_read = os.read
+
+    def counting_read(fd: int, n: int) -> bytes:
+        reads.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(runner.os, "read", counting_read)
+    start = time.perf_counter()
+    code, out, _ = run("config.json", cwd=tmp_path)
+    assert time.perf_counter() - start < 30
+    assert code == 1 and reads == []
+    assert "over the limit of 64 MB (the setting max-file-size-mb raises it)" in out
+
+
+def test_size_limit_is_a_setting(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2[:-2] + ', "x": "' + "y" * 3_000_000 + '"}')
+    code, out, _ = run(".", cwd=tmp_path)
+    assert code == 1 and "SL101" in out  # under the default limit: read
+    (tmp_path / ".shapelint.toml").write_text("max-file-size-mb = 2\n")
+    code, out, _ = run(".", cwd=tmp_path)
+    assert code == 1 and "over the limit of 2 MB" in out and "SL101" not in out
+
+
+def test_read_source_stops_at_the_limit_when_the_file_grows(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_bytes(b"x" * 10)
+    assert read_source(str(path), Budget(max_file_size_mb=1)) == b"x" * 10
+
+
+# -- decoding ------------------------------------------------------------------------------------
+
+
+def test_invalid_utf8_is_reported_at_the_bad_byte() -> None:
+    data = '{\n  "name": "héllo",\n  "x": "ab'.encode() + b"\xff" + b'"\n}\n'
+    doc = parse("config.json", data, "json")
+    (problem,) = doc.problems
+    assert problem.code == "SL000"
+    # Line 3, the column of the bad byte counted in characters (``  "x": "ab`` is 10).
+    assert (problem.span.line, problem.span.column) == (3, 11)
+    assert "0xff" in problem.message
+
+
+def test_invalid_utf16_is_reported_at_its_line() -> None:
+    data = '{\n"a": 1,\n"b": '.encode("utf-16") + b"\x00\xd8"  # a lone surrogate at the end
+    doc = parse("config.json", data, "json")
+    (problem,) = doc.problems
+    assert problem.span.line == 3 and "UTF-16" in problem.message
+
+
+def test_utf16_with_bom_and_cr_only_line_endings_are_read(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_bytes(GPT2.encode("utf-16"))
+    (tmp_path / "b.json").write_text(GPT2.replace("\n", "\r"), newline="")
+    code, out, _ = run(".", "--format", "json", cwd=tmp_path)
+    assert code == 1
+    by = findings_by_path(out)
+    assert [f["code"] for f in by["a.json"]] == ["SL101"]
+    assert [f["code"] for f in by["b.json"]] == ["SL101"]
+
+
+# -- numbers -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("json", '{"hidden_size": ' + "1" * 5000 + "}"),
+        ("yaml", "hidden_size: " + "1" * 5000 + "\n"),
+        ("toml", "hidden_size = " + "1" * 5000 + "\n"),
+    ],
+)
+def test_a_number_too_large_to_convert_is_a_finding_not_an_internal_error(
+    tmp_path: Path, kind: str, text: str
+) -> None:
+    ext = {"json": "json", "yaml": "yaml", "toml": "toml", "python": "py"}[kind]
+    (tmp_path / f"config.{ext}").write_text(text)
+    code, out, err = run(f"config.{ext}", cwd=tmp_path)
+    assert "internal error" not in err and "Traceback" not in err
+    assert code == 1
+    assert "SL000" in out or "SL002" in out
+
+
+def test_python_huge_int_is_unknown_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text("n_embd = " + "1" * 5000 + "\nn_head = 12\nn_layer = 2\n")
+    code, _, err = run("model.py", cwd=tmp_path)
+    assert code in (0, 1) and "internal error" not in err and "Traceback" not in err
+
+
+def test_json_huge_int_position() -> None:
+    doc = parse("config.json", b'{\n  "a": 1,\n  "hidden_size": ' + b"9" * 5000 + b"\n}", "json")
+    (problem,) = doc.problems
+    assert (problem.span.line, problem.span.column) == (3, 18)
+    assert "5000 digits" in problem.message
+
+
+# -- Python: bounded before libcst ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "limit"),
+    [
+        ("x = " + "(" * 2_000 + "1" + ")" * 2_000 + "\n", "more than 200 nested brackets"),
+        ("x = " + "[" * 10_000 + "]" * 10_000 + "\n", "more than 200 nested brackets"),
+        ("x = " + " + ".join(["1"] * 100_000) + "\n", "max-expression-tokens"),
+        ("x = " + "-" * 100_000 + "1\n", "max-expression-tokens"),
+        ("x = a" + ".b" * 100_000 + "\n", "max-expression-tokens"),
+        ("".join(f"x{i} = {i}\n" for i in range(100_000)), "max-python-tokens"),
+        (
+            "".join(" " * i + "if x:\n" for i in range(120)) + " " * 120 + "pass\n",
+            "more than 100 levels of indentation",
+        ),
+    ],
+)
+def test_python_over_budget_is_one_finding_and_never_reaches_libcst(
+    text: str, limit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import libcst
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("libcst must not see a file over budget")
+
+    monkeypatch.setattr(libcst, "parse_module", refuse)
+    start = time.perf_counter()
+    doc = parse("model.py", text.encode(), "python")
+    elapsed = time.perf_counter() - start
+    (problem,) = doc.problems
+    assert problem.code == "SL000"
+    assert problem.message.startswith("too complex to read statically: ")
+    assert limit in problem.message
+    assert elapsed < 20  # generous: the point is "not minutes" (a benchmark measures it)
+
+
+def test_python_budget_is_a_setting(tmp_path: Path) -> None:
+    text = "hidden_size = " + " + ".join(["64"] * 1_500) + "\n"
+    (tmp_path / "model.py").write_text(text)
+    (tmp_path / ".shapelint.toml").write_text("max-expression-tokens = 1000\n")
+    code, out, _ = run("model.py", cwd=tmp_path)
+    assert code == 1 and "the setting max-expression-tokens raises the limit" in out
+    (tmp_path / ".shapelint.toml").write_text("max-expression-tokens = 5000\n")
+    code, out, _ = run("model.py", cwd=tmp_path)
+    assert "too complex" not in out
+
+
+def test_real_python_configs_are_within_budget() -> None:
+    """The largest Python config in the tests' examples is far inside the default budget."""
+    from conftest import REPO
+
+    for path in (REPO / "examples").rglob("*.py"):
+        assert check_python(path.read_text()) is None, path
+
+
+def test_constant_folding_is_capped() -> None:
+    text = (
+        "hidden_size = 2 ** 10 ** 10\n"
+        "name = 'a' * 10 ** 9\n"
+        "vocab_size = (1 << 10 ** 9)\n"
+        "n_head = 12\n"
+    )
+    start = time.perf_counter()
+    doc = parse("model.py", text.encode(), "python")
+    assert time.perf_counter() - start < 20
+    assert doc.ok
+
+
+def test_python_side_effects_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    (tmp_path / "model.py").write_text(
+        f"import os\nopen({str(marker)!r}, 'w')\nos.system('touch {marker}')\n"
+        f"__import__('os').remove({str(tmp_path / 'model.py')!r})\nn_embd = 768\n"
+    )
+    run("model.py", cwd=tmp_path)
+    assert not marker.exists() and (tmp_path / "model.py").exists()
+
+
+# -- paths ---------------------------------------------------------------------------------------
+
+
+def test_paths_with_spaces_unicode_and_a_leading_dash(tmp_path: Path) -> None:
+    for name in ("my config.json", "конфиг ü.json", "-x.json"):
+        (tmp_path / name).write_text(GPT2)
+    code, out, _ = run("--", "my config.json", "конфиг ü.json", "-x.json", cwd=tmp_path)
+    assert code == 1
+    for name in ("my config.json", "конфиг ü.json", "-x.json"):
+        assert f"{name}:5:17: SL101" in out
+
+
+def test_symlink_loop_and_link_to_a_directory_are_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "config.json").write_text(GPT2)
+    os.symlink("..", tmp_path / "a" / "up")
+    os.symlink(tmp_path / "a", tmp_path / "again")
+    code, out, _ = run(".", "--format", "json", cwd=tmp_path)
+    assert code == 1
+    assert list(findings_by_path(out)) == [os.path.join("a", "config.json")]
+
+
+def test_directory_named_config_json_is_walked(tmp_path: Path) -> None:
+    (tmp_path / "config.json").mkdir()
+    (tmp_path / "config.json" / "inner.json").write_text(GPT2)
+    code, out, _ = run("config.json", cwd=tmp_path)
+    assert code == 1 and os.path.join("config.json", "inner.json") + ":5:17: SL101" in out
+
+
+# -- internal errors are never "All checks passed" -----------------------------------------------
+
+
+def test_internal_error_is_not_all_checks_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(runner, "parse", boom)
+    code, out, err = run(".", cwd=tmp_path)
+    assert code == 2
+    assert "All checks passed" not in out
+    assert "1 file not checked (internal error)" in out
+    assert "internal error while linting config.json: RuntimeError: boom" in err
+
+
+def test_runner_api_reports_read_failures_as_findings(tmp_path: Path) -> None:
+    os.symlink("nowhere.json", tmp_path / "config.json")
+    gpus = (load_table().lookup("H100-SXM"),)
+    result = lint_paths([str(tmp_path)], LintOptions(gpus=gpus))
+    assert result.errors == []
+    assert [f.code for f in result.findings] == ["SL000"]
+
+
+# -- Ctrl-C --------------------------------------------------------------------------------------
+
+
+def test_keyboard_interrupt_in_main_is_one_line_and_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "lint_paths", interrupted)
+    code, out, err = run(".", cwd=tmp_path)
+    assert (code, out, err) == (130, "", "shapelint: interrupted\n")
+
+
+def test_interrupt_while_importing_is_one_line_and_130() -> None:
+    """As the console script, SIGINT during the package's own imports exits 130 quietly."""
+    code = (
+        "import os, signal, sys\n"
+        "sys.argv[0] = '/usr/bin/shapelint'\n"
+        "import shapelint\n"  # installs the early handler, as the console script does
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "import shapelint.cli\n"
+        "print('not reached')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "shapelint: interrupted\n")
+
+
+def test_importing_shapelint_as_a_library_keeps_ctrl_c() -> None:
+    code = "import signal, shapelint.cli\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 1.0, 1.5])
+def test_sigint_at_any_moment_of_a_run(tmp_path: Path, delay: float) -> None:
+    """A real run interrupted at several moments: 130 with one line (or done), no traceback.
+
+    Delays start after the interpreter's own start-up: a signal before Python has run any of
+    shapelint's code is the interpreter's to handle.
+    """
+    build(tmp_path / "tree", tmp_path)
+    script = Path(sys.executable).parent / "shapelint"
+    proc = subprocess.Popen(
+        [str(script), str(tmp_path / "tree")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    if proc.returncode == 130:
+        assert err.endswith("shapelint: interrupted\n")
+        assert err.count("\n") == 1 or err.splitlines()[-1] == "shapelint: interrupted"
+    else:
+        assert proc.returncode == 1  # finished before the signal
+
+
+# -- CPU-time budget per file --------------------------------------------------------------------
+
+
+def test_cpu_limit_stops_a_runaway_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shapelint.lint.formats.budget import OverTime, cpu_limit
+
+    start = time.process_time()
+    with pytest.raises(OverTime), cpu_limit(0.2):
+        while True:  # a stage that never ends
+            pass
+    assert time.process_time() - start < 5
+    assert signal.getsignal(signal.SIGVTALRM) in (signal.SIG_DFL, None)
+
+
+def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "slow.yaml").write_text("hidden_size: 768\nnum_attention_heads: 12\n")
+    real = runner.parse
+
+    def slow_parse(path: str, *args: object, **kwargs: object) -> object:
+        if path.endswith("slow.yaml"):
+            while True:  # a reader stuck on some input
+                pass
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "parse", slow_parse)
+    (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
+    code, out, err = run(".", cwd=tmp_path)
+    assert code == 1 and err == ""
+    assert (
+        "slow.yaml:1:1: SL000 too complex to read statically: more than 0.5 s of CPU time; "
+        "the setting max-seconds-per-file raises the limit" in out
+    )
+    assert "config.json:5:17: SL101" in out
+
+
+def test_cpu_limit_is_not_swallowed_by_a_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Readers catch Exception around third-party parsers; the limit is not an Exception."""
+    (tmp_path / "model.py").write_text("n_embd = 768\nn_head = 12\n")
+    import libcst
+
+    def stuck(*args: object, **kwargs: object) -> None:
+        while True:
+            pass
+
+    monkeypatch.setattr(libcst, "parse_module", stuck)
+    (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
+    code, out, _ = run("model.py", cwd=tmp_path)
+    assert code == 1 and "more than 0.5 s of CPU time" in out
