@@ -9,6 +9,8 @@ Every case is a pair of commands run as fresh processes, shapelint and its floor
 wall clock. Pairs are interleaved (rep 1 of every case, then rep 2, ...), so a busy machine
 slows both sides of a pair alike; the ratio column is the median of the per-repetition ratios
 of a pair, with the 25th-75th percentile spread. Python start-up is included on both sides.
+The CPU-time ratio (user + system, workers included) is the same comparison, less sensitive
+to other load on the machine; several workers spend more CPU than one, for less wall time.
 
 Cases:
   start        ``shapelint --version`` vs ``python -c pass``
@@ -86,7 +88,7 @@ for root, dirs, files in os.walk(sys.argv[1]):
 """
 
 # The performance model alone, in one process: every config of the corpus sample on every
-# GPU of the built-in table. Prints estimates per second.
+# GPU of the built-in table. Prints estimates and the CPU seconds they took.
 MODEL = r"""
 import sys, time
 from shapelint.lint import dialects
@@ -110,14 +112,14 @@ for c in configs:
         except Exception:
             pass
 done = 0
-start = time.perf_counter()
+start = time.process_time()
 for c, t in pairs:
     try:
         step_time(c, t)
     except Exception:
         pass
     done += 1
-elapsed = time.perf_counter() - start
+elapsed = time.process_time() - start
 print(done, elapsed)
 """
 
@@ -136,14 +138,33 @@ class Case:
     samples: list[float] = field(default_factory=list)
     floor_samples: list[float] = field(default_factory=list)
     cwd: str | None = None
+    cpu: list[float] = field(default_factory=list)
+    floor_cpu: list[float] = field(default_factory=list)
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) of every finished child process so far (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0.0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+LAST_CPU = 0.0
 
 
 def _time(cmd: Sequence[str], cwd: str | None) -> float:
+    """Wall-clock seconds of ``cmd``; its CPU seconds (with its workers') go to `LAST_CPU`."""
+    global LAST_CPU
+    cpu0 = _cpu()
     start = time.perf_counter()
     proc = subprocess.run(
         cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
     )
     elapsed = time.perf_counter() - start
+    LAST_CPU = _cpu() - cpu0
     if proc.returncode not in (0, 1):
         err = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n" + "\n".join(err))
@@ -217,6 +238,15 @@ def summarize(case: Case) -> dict[str, object]:
             ratio_p25=_pct(ratios, 0.25),
             ratio_p75=_pct(ratios, 0.75),
         )
+    if case.cpu and case.floor_cpu and min(case.floor_cpu) > 0:
+        cpu_ratios = [a / b for a, b in zip(case.cpu, case.floor_cpu, strict=False)]
+        out.update(
+            cpu_median_s=statistics.median(case.cpu),
+            floor_cpu_median_s=statistics.median(case.floor_cpu),
+            cpu_ratio=statistics.median(cpu_ratios),
+            cpu_samples_s=case.cpu,
+            floor_cpu_samples_s=case.floor_cpu,
+        )
     return out
 
 
@@ -227,8 +257,9 @@ def _fmt_s(x: float) -> str:
 def table(rows: Sequence[dict[str, object]], extra: Sequence[str]) -> str:
     """The Markdown table of the summaries."""
     lines = [
-        "| case | shapelint (median, p25-p75) | floor | floor median | ratio (p25-p75) |",
-        "|---|---|---|---|---|",
+        "| case | shapelint (median, p25-p75) | floor | floor median | ratio (p25-p75) "
+        "| CPU-time ratio |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         me = f"{_fmt_s(r['median_s'])} ({_fmt_s(r['p25_s'])}-{_fmt_s(r['p75_s'])})"  # type: ignore[arg-type]
@@ -237,7 +268,8 @@ def table(rows: Sequence[dict[str, object]], extra: Sequence[str]) -> str:
             ratio = f"{r['ratio']:.2f}x ({r['ratio_p25']:.2f}-{r['ratio_p75']:.2f})"
         else:
             floor, ratio = "-", "-"
-        lines.append(f"| {r['what']} | {me} | {r['floor']} | {floor} | {ratio} |")
+        cpu = f"{r['cpu_ratio']:.2f}x" if "cpu_ratio" in r else "-"
+        lines.append(f"| {r['what']} | {me} | {r['floor']} | {floor} | {ratio} | {cpu} |")
     lines.extend(extra)
     return "\n".join(lines)
 
@@ -400,7 +432,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if isinstance(case.prepare, tuple):  # cache case: first run, then the rerun
                 case.prepare[1]()
                 case.floor_samples.append(_time(case.command, cwd))
+                case.floor_cpu.append(LAST_CPU)
                 case.samples.append(_time(case.command, cwd))
+                case.cpu.append(LAST_CPU)
                 continue
             # Alternate which side runs first, so neither always follows the other.
             sides = [("me", case.command), ("floor", case.floor)]
@@ -412,6 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if side == "me" and callable(case.prepare):
                     case.prepare()
                 (case.samples if side == "me" else case.floor_samples).append(_time(cmd, cwd))
+                (case.cpu if side == "me" else case.floor_cpu).append(LAST_CPU)
         if run_model:
             out = subprocess.run(
                 [py, "-c", MODEL, str(CORPUS)],
@@ -428,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if model_rates:
         extra.append(
             f"\nPerformance model alone: {statistics.median(model_rates):,.0f} config x GPU "
-            f"step estimates/s (median of {len(model_rates)}; "
+            f"step estimates per CPU-second (median of {len(model_rates)}; "
             f"{min(model_rates):,.0f}-{max(model_rates):,.0f})"
         )
     for r in rows:

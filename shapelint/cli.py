@@ -150,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
     )
     check.add_argument("--show-fixes", action="store_true", help="list every fix applied")
+    check.add_argument(
+        "--jobs", type=_positive, metavar="N", help="worker processes (default: by tree size)"
+    )
+    check.add_argument(
+        "--no-cache", action="store_true", help="lint every file again (skip .shapelint_cache)"
+    )
     add_output_flags(check)
     add_target_flags(check)
 
@@ -329,10 +335,15 @@ class FileOptions:
 
 def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResult:
     """Lint ``args.paths``, each file under its own settings."""
+    from shapelint.lint.cache import LintCache
     from shapelint.lint.runner import lint_paths
 
+    cache = None if args.no_cache else LintCache.default()
+    jobs = args.jobs
+    if jobs is None and (args.fix or args.unsafe_fixes or args.diff):
+        jobs = 1  # the fixer reuses this process's parsed documents; workers' would be re-parsed
     try:
-        return lint_paths(args.paths, file_options, args.exclude)
+        return lint_paths(args.paths, file_options, args.exclude, jobs=jobs, cache=cache)
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or directory: {exc.args[0]}") from None
 

@@ -41,3 +41,11 @@ def parse_text(text: str, fmt: str = "json", path: str = "config.json") -> Docum
 def configs_of(text: str, fmt: str = "json", path: str = "config.json") -> list[ModelConfig]:
     """Every config in ``text``."""
     return dialects.extract(parse_text(text, fmt, path))
+
+
+@pytest.fixture(autouse=True)
+def _own_lint_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test gets an empty lint cache of its own (never the checkout's .shapelint_cache)."""
+    monkeypatch.setenv("SHAPELINT_CACHE_DIR", str(tmp_path_factory.mktemp("lint-cache")))

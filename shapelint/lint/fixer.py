@@ -511,7 +511,9 @@ def fix_paths(
             continue
         linted = file_result.doc
         changed_on_disk: Document | None = None
-        if encode_like(linted.text, snap.data, linted.encoding, linted.bom) == snap.data:
+        if file_result.complete and (
+            encode_like(linted.text, snap.data, linted.encoding, linted.bom) == snap.data
+        ):
             # Unchanged since it was linted: the same bytes parse to the same document.
             fixed = fix_document(linted, file_options, unsafe=unsafe, findings=file_result.findings)
         else:

@@ -39,6 +39,7 @@ from shapelint.rules import REGISTRY, RuleModule, config_rules
 if TYPE_CHECKING:
     from shapelint.lint.assumed import AssumedTarget
     from shapelint.lint.baseline import Baseline
+    from shapelint.lint.cache import LintCache
 
 T = TypeVar("T")
 
@@ -116,6 +117,9 @@ class FileResult:
     matched_keys: frozenset[str] = frozenset()
     # False when the file could not be read (its one finding says why).
     read: bool = True
+    # False when ``doc`` lacks its parsed tree (a result from the cache or a worker process):
+    # the fixer then parses the file again instead of reusing ``doc``.
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -507,8 +511,12 @@ def skip_reason(result: FileResult, extra_keys: KeyAliases | None = None) -> str
     )
 
 
-def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
-    """Read, parse and lint one file; a file that cannot be read is an SL000 finding on it."""
+def lint_file(
+    source: SourceFile, options: LintOptions, cache: LintCache | None = None
+) -> FileResult:
+    """Read, parse and lint one file; a file that cannot be read is an SL000 finding on it.
+    With ``cache``, a file unchanged since a run under the same options is not parsed again
+    (a file over its time budget is never cached)."""
     read = True
     try:
         data = read_source(source.path, options.budget)
@@ -516,10 +524,20 @@ def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
         doc = _unread_document(source, _read_failure(source.path, exc))
         read = False
     else:
+        key = cache.key(source, data, options) if cache is not None else None
+        if key is not None and cache is not None:
+            hit = cache.get(key, source)
+            if hit is not None:
+                return hit
         try:
             with cpu_limit(options.budget.max_seconds_per_file):
                 doc = parse(source.path, data, source.kind, options.budget)
-                return _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
+                result = _finish(
+                    source, doc, *lint_document_suppressed(doc, options), options, read
+                )
+            if key is not None and cache is not None:
+                cache.put(key, result)
+            return result
         except OverTime as exc:
             doc = _unread_document(source, exc.message)
             doc.text = data.decode("utf-8", errors="replace")  # for the skip triage
@@ -551,32 +569,59 @@ def _finish(
 OptionsFor = Callable[[str], "LintOptions | None"]
 
 
+def lint_one(
+    source: SourceFile, options: LintOptions, cache: LintCache | None = None
+) -> FileResult | InternalError:
+    """`lint_file`, with a failure returned as an `InternalError` instead of raised."""
+    try:
+        return lint_file(source, options, cache)
+    except OSError as exc:
+        return InternalError(source.path, f"cannot read file: {exc.strerror}")
+    except Exception as exc:  # a bug in shapelint: report it for this file and go on
+        return InternalError(source.path, f"{type(exc).__name__}: {exc}")
+
+
 def lint_paths(
-    paths: Iterable[str], options: LintOptions | OptionsFor, exclude: Iterable[str] = ()
+    paths: Iterable[str],
+    options: LintOptions | OptionsFor,
+    exclude: Iterable[str] = (),
+    *,
+    jobs: int | None = 1,
+    cache: LintCache | None = None,
 ) -> LintResult:
     """Lint every file under ``paths``; a failure in one file is recorded, not raised.
 
     ``options`` is one `LintOptions` for every file, or a function giving each file's own
     (from the settings that apply to it; None when those settings exclude the file). Errors
-    in settings raise from that function and are the caller's to report.
+    in settings raise from that function and are the caller's to report. ``jobs`` worker
+    processes share the files (None: by the number of files, see `parallel.auto_jobs`); the
+    result is the same for any number. ``cache`` skips files linted before (`lint.cache`).
     """
     if isinstance(options, LintOptions):
         exclude = (*exclude, *options.exclude)
         single = options
         options = lambda _path: single  # noqa: E731
     result = LintResult()
+    items: list[tuple[SourceFile, LintOptions]] = []
     for source in discover(paths, exclude, result.skipped):
         file_options = options(source.path)
-        if file_options is None:
+        if file_options is not None:
+            items.append((source, file_options))
+    from shapelint.lint import parallel
+
+    workers = parallel.auto_jobs(len(items)) if jobs is None else jobs
+    workers = min(workers, len(items))
+    if workers > 1 and parallel.can_fork():
+        outcomes = parallel.lint_parallel(items, workers, cache)
+    else:
+        outcomes = [lint_one(source, file_options, cache) for source, file_options in items]
+    for (source, file_options), outcome in zip(items, outcomes, strict=True):
+        if isinstance(outcome, InternalError):
+            result.errors.append(outcome)
             continue
-        try:
-            file_result = lint_file(source, file_options)
-        except Exception as exc:  # a bug in shapelint: report it for this file and go on
-            result.errors.append(InternalError(source.path, f"{type(exc).__name__}: {exc}"))
-            continue
-        reason = skip_reason(file_result, file_options.extra_keys)
+        reason = skip_reason(outcome, file_options.extra_keys)
         if reason is None:
-            result.files.append(file_result)
+            result.files.append(outcome)
         else:
             result.skipped.append(Skipped(source.path, reason))
     return result

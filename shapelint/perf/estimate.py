@@ -200,11 +200,22 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
     )
 
 
+# GEMM timings of this run, by GPU object and shape: a config's fixes, its other GPUs and the
+# configs that share layer shapes ask for the same GEMMs again. Like `_STEP_CACHE`, an entry
+# keeps its GPU, so the id in the key cannot be reused by another object while it lives.
+_GEMM_CACHE_LIMIT = 65536
+_GEMM_CACHE: dict[tuple[object, ...], tuple[GPU, GemmTime]] = {}
+
+
 def op_time(g: Gemm, gpu: GPU) -> GemmTime:
     """The model's time for one call of ``g`` on ``gpu``."""
     if g.kind == "flash":
         return _flash_time(g, gpu)
-    return gemm_time(
+    key = (id(gpu), g.m, g.n, g.k, g.dtype, g.batch, g.a_contig, g.b_contig)
+    hit = _GEMM_CACHE.get(key)
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    time = gemm_time(
         g.m,
         g.n,
         g.k,
@@ -214,6 +225,10 @@ def op_time(g: Gemm, gpu: GPU) -> GemmTime:
         a_contig=g.a_contig,
         b_contig=g.b_contig,
     )
+    if len(_GEMM_CACHE) >= _GEMM_CACHE_LIMIT:
+        _GEMM_CACHE.clear()
+    _GEMM_CACHE[key] = (gpu, time)
+    return time
 
 
 def sustained(t: GemmTime, fraction: float) -> GemmTime:
