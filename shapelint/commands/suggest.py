@@ -9,6 +9,7 @@ verified by re-parsing and re-linting, written atomically).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -17,10 +18,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from shapelint.lint.model import Finding, Fix, ModelConfig, Target
     from shapelint.lint.runner import LintOptions
     from shapelint.lint.source import Document
     from shapelint.lint.writer import Snapshot
+    from shapelint.rules.base import RuleModule
     from shapelint.suggest import Candidate, Shape, Suggestions
 
 # Rule families a candidate must pass: SL0xx (the config describes a working model) and SL3xx
@@ -94,18 +98,22 @@ def add_parser(sub: Any, add_target_flags: Callable[[argparse.ArgumentParser], N
         "--pareto", action="store_true", help="show the Pareto front of parameters vs time"
     )
     p.add_argument(
-        "--engine",
-        action="append",
-        metavar="ENGINE",
-        help="engines that must accept the shape (SL3xx rules; repeatable)",
-    )
-    p.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
     p.add_argument(
         "--apply", type=_count, metavar="N", help="rewrite the config to candidate N (unsafe)"
     )
     add_target_flags(p)
+    # The target flags name the engines once SL3xx rules exist; until then --engine is ours,
+    # and says that no engine can be checked.
+    with contextlib.suppress(argparse.ArgumentError):
+        p.add_argument(
+            "--engine",
+            dest="engines",
+            action="append",
+            metavar="ENGINE",
+            help="engines that must accept the shape (SL3xx rules; repeatable)",
+        )
 
 
 @dataclass
@@ -178,24 +186,41 @@ def load(args: argparse.Namespace) -> Loaded:
     return Loaded(path, snapshot, doc, configs[0], options)
 
 
-def _rule_findings(config: ModelConfig, target: Target, prefixes: tuple[str, ...]) -> list[Finding]:
+def _has_engine_target() -> bool:
+    """True when targets name engines (the SL3xx rules read ``Target.engines``)."""
+    import dataclasses
+
+    from shapelint.lint.model import Target
+
+    return any(f.name == "engines" for f in dataclasses.fields(Target))
+
+
+def checked_rules() -> list[RuleModule]:
+    """The config rules a candidate is checked with: SL0xx, SL1xx and SL3xx, in code order."""
     from shapelint.rules import config_rules
 
-    out: list[Finding] = []
-    for module in config_rules():
-        if module.RULE.code.startswith(prefixes):
-            out.extend(module.check(config, target))
-    return out
+    return [m for m in config_rules() if m.RULE.code.startswith((*REQUIRED, ALIGNMENT))]
 
 
-def validator(config: ModelConfig, target: Target) -> Callable[[ModelConfig, Target], bool]:
-    """The rule check of a candidate: no SL0xx or SL3xx finding, and no SL1xx code the
-    original (``config`` on ``target``) did not already have."""
-    had = {f.code for f in _rule_findings(config, target, (ALIGNMENT,))}
+def _findings(config: ModelConfig, target: Target, rules: Sequence[RuleModule]) -> list[Finding]:
+    return [f for module in rules for f in module.check(config, target)]
+
+
+def validator(
+    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
+) -> Callable[[ModelConfig, Target], bool]:
+    """The rule check of a candidate: no SL0xx finding and no SL3xx error (the config does
+    not describe a working model, or an engine of the target refuses it), and no SL1xx or
+    SL3xx warning whose code the original (``config`` on ``target``) did not already have
+    (never worse aligned, never onto a slower engine kernel). ``rules`` defaults to
+    `checked_rules`."""
+    modules = checked_rules() if rules is None else list(rules)
+    had = {f.code for f in _findings(config, target, modules)}
 
     def valid(candidate: ModelConfig, cand_target: Target) -> bool:
-        for f in _rule_findings(candidate, cand_target, (*REQUIRED, ALIGNMENT)):
-            if f.code.startswith(REQUIRED) or f.code not in had:
+        for f in _findings(candidate, cand_target, modules):
+            fatal = f.code.startswith("SL0") or (f.code.startswith("SL3") and f.severity == "error")
+            if fatal or f.code not in had:
                 return False
         return True
 
@@ -282,7 +307,7 @@ def run_suggest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from shapelint.perf.gpus import UnsupportedDtypeError
     from shapelint.suggest import SuggestError, SuggestOptions, search
 
-    if args.engine:
+    if args.engines and not _has_engine_target():
         raise _usage("--engine: no engine rules (SL3xx) are available in this version")
     loaded = load(args)
     config = loaded.config
