@@ -2,7 +2,10 @@
 
 Guideline: widths, head counts, layer counts, vocab sizes, batch and parallel sizes count
 things; a zero, negative, fractional or non-numeric value describes no model, and frameworks
-fail on it at start-up (or worse, truncate it silently).
+fail on it at start-up (or worse, truncate it silently). A whole number written as a float
+(``4096.0``) is reported too: ``torch.nn.Linear`` and the frameworks' integer fields reject it.
+A width, head count or layer count set to ``null`` is reported; other dims may be ``null``,
+which frameworks read as "use the default" (``num_key_value_heads: null`` = one per head).
 
 Source: every framework's config validation (e.g. transformers 5.x ``positive_int_field``;
 Megatron-LM ``validate_args``).
@@ -29,6 +32,14 @@ EXAMPLES = [
     Example('{"hidden_size": 4096, "num_attention_heads": 0, "num_hidden_layers": 32}\n', False),
     Example('{"hidden_size": 4096.5, "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
     Example('{"hidden_size": "4096", "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
+    Example('{"hidden_size": 4096.0, "num_attention_heads": 32, "num_hidden_layers": 32}\n', False),
+    Example('{"hidden_size": 4096, "num_attention_heads": null, "num_hidden_layers": 32}\n', False),
+    Example(
+        '{"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": null,'
+        ' "num_hidden_layers": 32}\n',
+        True,
+        note="null KV heads mean one per head in transformers",
+    ),
 ]
 
 
@@ -42,17 +53,21 @@ def _kind(value: object) -> str:
             return "NaN (not a number)"
         if math.isinf(value):
             return f"{value} (infinite)"
+        if value.is_integer():
+            return f"{value} (a float; write {int(value)})"
         return f"{value} (not a whole number)"
+    if value is None:
+        return "null"
     return type(value).__name__
 
 
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report every integer dim that is not a positive integer."""
     for dim, value in config.dims.items():
-        if dim not in INTEGER_DIMS or value.derived or not value.known or value.value is None:
+        if dim not in INTEGER_DIMS or value.derived or not value.known:
             continue
         n = value.as_int
-        if n is None:
+        if n is None or isinstance(value.value, float):
             yield RULE.finding(
                 config, value, f"{value.key} must be a positive integer, got {_kind(value.value)}"
             )

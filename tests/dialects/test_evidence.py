@@ -7,6 +7,7 @@ source (cited at each test), never from shapelint's output.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from conftest import configs_of, parse_text
 
@@ -324,3 +325,29 @@ def test_json_report_names_the_source_of_each_dim() -> None:
     assert out["sources"]["layers"] == "hf"
     assert out["sources"]["hidden"] == "nemo"
     assert set(out["sources"]) == set(out["dims"])
+
+
+def test_checkpoint_beside_any_dialect_makes_fixes_unsafe(tmp_path: Path) -> None:
+    (tmp_path / "neox.yml").write_text(NEOX_SWIGLU)
+    (c,) = configs_of(NEOX_SWIGLU, "yaml", str(tmp_path / "neox.yml"))
+    assert c.pretrained is False
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    (c,) = configs_of(NEOX_SWIGLU, "yaml", str(tmp_path / "neox.yml"))
+    assert c.pretrained is True
+    (f,) = [
+        f
+        for f in lint_document(
+            parse_text(NEOX_SWIGLU, "yaml", str(tmp_path / "neox.yml")), LintOptions(gpus=(H100,))
+        )[1]
+        if f.code == "SL104"
+    ]
+    assert f.fix is not None and f.fix.applicability == "unsafe"
+
+
+def test_nemo_restore_from_path_is_a_checkpoint() -> None:
+    text = HF_UNDER_MODEL + "  restore_from_path: /ckpt/llama.nemo\n"
+    (c,) = configs_of(text, "yaml", "train.yaml")
+    assert c.pretrained is True
+    text = HF_UNDER_MODEL + "  restore_from_path: null\n"
+    (c,) = configs_of(text, "yaml", "train.yaml")
+    assert c.pretrained is False

@@ -200,3 +200,20 @@ def test_deepspeed_auto_values_are_unknown(corpus_root: Path) -> None:
     (config,) = _extract(corpus_root / "axolotl/deepspeed_configs/zero3_bf16.json")
     assert config.shape_from_elsewhere
     assert not config.dims[Dim.MICRO_BATCH].known
+
+
+def test_known_good_configs_have_no_sl0_errors(corpus_root: Path) -> None:
+    """Every public config in the corpus trains or loads in its framework, so none may get an
+    SL0xx error (a config that cannot describe a working model)."""
+    from shapelint.lint.runner import LintOptions, lint_paths
+    from shapelint.perf.gpus import lookup
+
+    result = lint_paths([str(corpus_root)], LintOptions(gpus=(lookup("h100"),), select=("SL0",)))
+    assert len(result.files) >= 200
+    errors = [
+        (f.path, f.code, f.message)
+        for f in result.findings
+        if f.severity == "error" and f.code != "SL001"  # duplicate keys exist upstream
+    ]
+    assert errors == []
+    assert sum(len(r.configs) for r in result.files) >= 200

@@ -47,8 +47,9 @@ from shapelint.lint.dialects import (
     torchtitan,
 )
 from shapelint.lint.dialects.common import KeyAliases, head_dim_split, looks_like_model
+from shapelint.lint.dialects.common import resolve as resolve_key
 from shapelint.lint.model import Derivation, Dim, Formula, ModelConfig, Value
-from shapelint.lint.source import Candidate, Document
+from shapelint.lint.source import Candidate, Document, Scalar
 
 # Ordered: most specific evidence first.
 DIALECTS: list[ModuleType] = [
@@ -83,14 +84,49 @@ def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelCo
     """Every model config in ``doc``, in file order."""
     keys: KeyAliases = extra_keys or {}
     configs: list[ModelConfig] = []
+    checkpoint: bool | None = None  # a checkpoint file beside the config (looked up once)
     for group in _groups(doc.candidates):
         lead = _group_dialect(group) if len(group) > 1 else None
         for candidate in group:
             found = resolve(doc, candidate, keys, lead)
             if candidate.open_bases:
                 found = [stated_only(c) for c in found]
-            configs.extend(found)
+            for config in found:
+                if not config.pretrained:
+                    if checkpoint is None:
+                        checkpoint = hf.weights_beside(doc.path)
+                    config = replace(config, pretrained=checkpoint or restores(candidate))
+                configs.append(config)
     return configs
+
+
+# Keys that load trained weights into the model a training config describes (NeMo, Megatron,
+# nanotron, llm-foundry): its shape is then a checkpoint's, and fixes to it are unsafe.
+RESTORE_KEYS = (
+    "restore_from_path",
+    "model.restore_from_path",
+    "init_from_nemo_model",
+    "model.init_from_nemo_model",
+    "init_from_pretrained_model",
+    "model.init_from_pretrained_model",
+    "pretrained_checkpoint.restore_from_path",
+    "model.pretrained_checkpoint.restore_from_path",
+    "load_checkpoint_path",
+    "model.init_from_checkpoint",
+    "checkpoints.resume_checkpoint_path",
+    "load_path",
+)
+
+
+def restores(candidate: Candidate) -> bool:
+    """True when ``candidate`` names trained weights to start from (a non-empty path)."""
+    for name in RESTORE_KEYS:
+        hit = resolve_key(candidate.root, name, candidate.key_prefix)
+        if hit is not None and isinstance(hit[1], Scalar):
+            value = hit[1].value
+            if isinstance(value, str) and value.strip() and value.strip().lower() != "null":
+                return True
+    return False
 
 
 def stated_only(config: ModelConfig) -> ModelConfig:

@@ -111,6 +111,7 @@ class Builder:
     has_attention: bool = True
     formulas: dict[Dim, Formula] = field(default_factory=dict)
     read_keys: set[str] = field(default_factory=set)
+    nulls: dict[Dim, Value] = field(default_factory=dict)
 
     @property
     def root(self) -> Mapping:
@@ -145,6 +146,8 @@ class Builder:
         if value is not None and value.value is not None:
             self.dims[dim] = value
             return value
+        if value is not None and dim in NULL_INVALID and value.known:
+            self.nulls[dim] = value  # stated as null: SL002 reports it, nothing derives from it
         return None
 
     def set(self, dim: Dim, value: Value | None) -> None:
@@ -184,6 +187,8 @@ class Builder:
         if not self.has_attention:
             for dim in ATTENTION_DIMS:
                 self.dims.pop(dim, None)
+        for dim, null in self.nulls.items():
+            self.dims.setdefault(dim, null)
         return ModelConfig(
             name=self.candidate.name,
             path=self.path,
@@ -200,6 +205,9 @@ class Builder:
             read_keys=frozenset(self.read_keys),
         )
 
+
+# Dims a model cannot be built without: ``null`` there is an error (SL002), not a default.
+NULL_INVALID = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
 
 # Dims that only exist in attention layers (dropped for attention-free stacks such as Mamba).
 ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM)
