@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the runner imports every rule: only commands that lint impo
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "gemm")
 
 
 class UsageError(Exception):
@@ -173,6 +173,21 @@ def build_parser() -> argparse.ArgumentParser:
     from shapelint.commands import suggest
 
     suggest.add_parser(sub, add_target_flags)
+    gemm = sub.add_parser("gemm", help="time one GEMM M×K by K×N as the model sees it")
+    gemm.add_argument("m", metavar="M")
+    gemm.add_argument("n", metavar="N")
+    gemm.add_argument("k", metavar="K")
+    gemm.add_argument("--batch", metavar="B", default="1", help="batched GEMMs (default 1)")
+    gemm.add_argument(
+        "--layout",
+        choices=("nn", "nt", "tn", "tt"),
+        default="nt",
+        help="A, B: n as written, t transposed (default nt: X·Wᵀ)",
+    )
+    gemm.add_argument("--format", choices=("text", "json"), default="text")
+    gemm.add_argument("--gpu", metavar="NAME", help=f"GPU (default {DEFAULT_GPU})")
+    gemm.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
+    gemm.add_argument("--dtype", type=_dtype, default="bf16", help="bf16|fp16|fp8|tf32|fp32")
     return parser
 
 
@@ -625,6 +640,17 @@ def _plot(results: list[dict[str, Any]], path: str) -> None:
         raise UsageError(f"cannot draw {path}: {exc}") from None
 
 
+def run_gemm(args: argparse.Namespace, out: TextIO) -> int:
+    """``shapelint gemm M N K``: one GEMM's predicted time (logic in perf/gemm_command.py)."""
+    from shapelint.perf import gemm_command
+
+    (gpu,) = _gpus([args.gpu] if args.gpu else None, args.gpu_file)
+    try:
+        return gemm_command.run(args, gpu, args.dtype, out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_gpus(gpu_file: str | None, out: TextIO) -> int:
     """``shapelint gpus``: the GPU table."""
     from shapelint.perf.gpus import GPUTableError, load_table
@@ -680,6 +706,8 @@ def main(
             from shapelint.commands.suggest import run_suggest
 
             return run_suggest(args, out, err)
+        if args.command == "gemm":
+            return run_gemm(args, out)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")

@@ -318,16 +318,18 @@ def test_failed_fix_is_reported_with_reason(
 
 
 def test_fix_hidden_below_the_threshold_is_not_a_new_finding(tmp_path: Path) -> None:
-    # Llama params.json: SL104 (+0.7%) is below the 1% threshold until SL102's fix makes the
-    # step faster; it was there all along, so the SL102 fix is kept and SL104 is fixed next.
+    # Llama params.json: SL104 is below the 1% threshold until SL102's fix makes the step
+    # faster; it was there all along, so the SL102 fix is kept and SL104 is fixed next.
     path = tmp_path / "params.json"
     path.write_text(
-        '{"dim": 64, "n_layers": 5, "n_heads": 8, "multiple_of": 4, "vocab_size": 512}\n'
+        '{"dim": 128, "n_layers": 5, "n_heads": 16, "multiple_of": 2, "vocab_size": 512}\n'
     )
+    code, out, _ = run(str(path))
+    assert "SL102" in out and "SL104" not in out
     code, out, err = run("--unsafe-fixes", "--show-fixes", str(path))
     assert (code, err) == (0, "")
     assert path.read_text() == (
-        '{"dim": 64, "n_layers": 5, "n_heads": 1, "multiple_of": 64, "vocab_size": 512}\n'
+        '{"dim": 128, "n_layers": 5, "n_heads": 2, "multiple_of": 64, "vocab_size": 512}\n'
     )
     assert "Fixed 2 problems; 0 remaining." in out
 

@@ -39,6 +39,15 @@ class Dim(str, enum.Enum):
     EXPERTS = "experts"
     EXPERTS_PER_TOKEN = "experts_per_token"
     MOE_FFN = "moe_ffn"
+    # MoE layout and multi-head latent attention (DeepSeek-V2/V3, Kimi K2): shared experts,
+    # leading dense layers, the MoE layer period, the low-rank q/kv widths, the rotary part of
+    # the head dim (HEAD_DIM is nope + rope).
+    SHARED_EXPERTS = "shared_experts"
+    DENSE_LAYERS = "dense_layers"
+    MOE_LAYER_FREQ = "moe_layer_freq"
+    Q_LORA_RANK = "q_lora_rank"
+    KV_LORA_RANK = "kv_lora_rank"
+    ROPE_HEAD_DIM = "rope_head_dim"
     DTYPE = "dtype"
     # Framework knobs that fixes prefer over raw numbers.
     VOCAB_MULTIPLE = "vocab_multiple"

@@ -106,6 +106,13 @@ class Calibration:
             }
         )
     )
+    # Skinny GEMMs (M ≤ skinny_max_m rows, e.g. decode at a small batch): cuBLAS runs GEMV and
+    # split-K kernels over narrow tiles rather than 64×64 and wider thread-block tiles, so no
+    # tile or wave of M is wasted beyond the Tensor Core's 16-row MMA granularity and K is split
+    # until every SM has work. Their weight read binds: a GEMV is memory-bound by construction
+    # (NVIDIA guide), and at M ≤ 64 the intensity stays below every GPU's ridge.
+    skinny_max_m: int = 64
+    mma_rows: int = 16
     # The output's contiguous dimension only: multiples of 16 B cost nothing. NVIDIA's
     # tile-quantization example (N = 136…256 in steps of 8 fp16 elements, i.e. 16 B, at
     # 256x128 tiles) is flat.
@@ -226,6 +233,9 @@ def gemm_time(
     )
     ideal = flops / rate
 
+    if m <= cal.skinny_max_m and tile is None:
+        return _skinny_time(m, n, k, batch, flops, nbytes, rate, bandwidth, align, gpu, cal)
+
     tiles = [t for t in cal.tiles if tile is None or (t[0], t[1]) == tile]
     if not tiles:
         raise ValueError(f"unknown tile {tile}; known: {[(t[0], t[1]) for t in cal.tiles]}")
@@ -278,4 +288,56 @@ def gemm_time(
         lost_tiles_s=spread - ideal,
         lost_waves_s=waved - spread,
         lost_alignment_s=compute - waved,
+    )
+
+
+def _skinny_time(
+    m: int,
+    n: int,
+    k: int,
+    batch: int,
+    flops: float,
+    nbytes: float,
+    rate: float,
+    bandwidth: float,
+    align: float,
+    gpu: GPU,
+    cal: Calibration,
+) -> GemmTime:
+    """A skinny GEMM (M ≤ `Calibration.skinny_max_m`): M padded to the MMA's rows, the work
+    spread over every SM by split-K (one wave), at the smallest tile's efficiency."""
+    rows = -(-m // cal.mma_rows) * cal.mma_rows
+    eff = min(e for _, _, e in cal.tiles)
+    ideal = flops / rate
+    spread = 2.0 * rows * n * k * batch / (rate * eff)
+    n_tiles = -(-n // 128) * batch
+    split = max(1, min(max(cal.split_k), gpu.sms // n_tiles, k // cal.split_k_min_k))
+    # The split-K reduction is a fixed cost beside the launch, not work that competes with
+    # the memory stream.
+    launch = cal.launch_s + (cal.split_k_overhead_s if split > 1 else 0.0)
+    compute = spread / align
+    memory = nbytes / bandwidth
+    time_s = launch + max(compute, memory)
+    return GemmTime(
+        time_s=time_s,
+        flops=flops,
+        bytes=nbytes,
+        intensity=flops / nbytes,
+        ridge=rate / bandwidth,
+        bound="compute" if compute >= memory else "memory",
+        tflops=flops / time_s / 1e12,
+        tile=(rows, 128),
+        split_k=split,
+        tiles=n_tiles * split,
+        waves=1,
+        wave_efficiency=min(1.0, n_tiles * split / gpu.sms),
+        tile_efficiency=ideal / spread,
+        align_factor=align,
+        compute_s=compute,
+        memory_s=memory,
+        launch_s=launch,
+        ideal_s=ideal,
+        lost_tiles_s=spread - ideal,
+        lost_waves_s=0.0,
+        lost_alignment_s=spread / align - spread,
     )

@@ -28,7 +28,7 @@ from types import MappingProxyType
 
 from shapelint.lint.model import Dim, ModelConfig, Target
 from shapelint.perf.gpus import GPU
-from shapelint.perf.workload import Pass
+from shapelint.perf.workload import Pass, layer_plan
 
 FUSIONS: tuple[str, ...] = ("norm", "swiglu", "rope", "softmax", "adamw", "cross_entropy")
 DEFAULT_FUSED: frozenset[str] = frozenset({"norm", "swiglu", "rope", "softmax", "adamw"})
@@ -142,27 +142,30 @@ def activation_bytes(dtype: str) -> int:
 
 
 def parameter_count(config: ModelConfig) -> int | None:
-    """Parameters of ``config`` from its dims (embedding and logit matrices counted separately
-    unless tied is unknown: both counted), None without hidden, heads and layers."""
+    """Parameters of ``config`` from its dims (the embedding and logit matrices both counted:
+    whether they are tied is not known), None without hidden, heads and layers."""
+    plan = layer_plan(config)
     h = config.int(Dim.HIDDEN)
     a = config.int(Dim.HEADS)
     layers = config.int(Dim.LAYERS)
-    if h is None or a is None or layers is None:
+    if plan is None or h is None or a is None or layers is None:
         return None
     d = config.int(Dim.HEAD_DIM) or h // a
     g = config.int(Dim.KV_HEADS) or a
-    f = config.int(Dim.FFN) or 4 * h
-    gated = config.gated_mlp is True
-    experts = config.int(Dim.EXPERTS) or 0
-    f_e = config.int(Dim.MOE_FFN) or f
-    attn = h * (a + 2 * g) * d + a * d * h
-    mlp = (3 if gated else 2) * h * f
-    if experts > 1:
-        mlp = experts * (3 if gated else 2) * h * f_e + h * experts
+    if plan.mla:
+        r, c, rope, dv = plan.q_lora_rank, plan.kv_lora_rank, plan.rope_head_dim, plan.v_head_dim
+        q = r * (h + a * d) if r else h * a * d
+        attn = q + h * (c + rope) + c * a * (d - rope + dv) + a * dv * h
+    else:
+        attn = h * (a + 2 * g) * d + a * d * h
+    mats = 3 if config.gated_mlp is True else 2
+    dense = plan.dense_layers * mats * h * plan.ffn
+    moe = plan.moe_layers * (
+        (plan.experts + plan.shared_experts) * mats * h * plan.moe_ffn + h * plan.experts
+    )
     vocab = config.vocab_value
     v = vocab.as_int if vocab is not None else None
-    embed = 2 * (v or 0) * h
-    return layers * (attn + mlp + 4 * h) + embed
+    return layers * (attn + 4 * h) + dense + moe + 2 * (v or 0) * h
 
 
 def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) -> list[MemOp]:
@@ -176,12 +179,11 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     layers = config.int(Dim.LAYERS)
     if h is None or a is None or layers is None:
         return []
+    plan = layer_plan(config)
+    if plan is None:
+        return []
     d = config.int(Dim.HEAD_DIM) or h // a
     g = config.int(Dim.KV_HEADS) or a
-    f = config.int(Dim.FFN) or 4 * h
-    experts = config.int(Dim.EXPERTS) or 0
-    top_k = config.int(Dim.EXPERTS_PER_TOKEN) or 1
-    f_e = config.int(Dim.MOE_FFN) or f
     gated = config.gated_mlp is True
     vocab = config.vocab_value
     v = vocab.as_int if vocab is not None else None
@@ -193,9 +195,13 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     tokens = b * s
     e = activation_bytes(target.dtype)
     hidden = tokens * h / t  # elements of one hidden-sized activation on this GPU
-    # MLP activations: the experts' tokens (top-k of them) in MoE layers.
-    ffn = tokens * top_k * f_e / t if experts > 1 else tokens * f / t
-    qk = tokens * (a + g) * d / t  # rotary touches queries and keys
+    # MLP activations: dense layers at the FFN width; MoE layers at the expert width for each
+    # token's top-k experts and the shared ones.
+    ffn = tokens * plan.ffn / t
+    expert_ffn = tokens * (plan.top_k + plan.shared_experts) * plan.moe_ffn / t
+    # Rotary touches queries and keys (MLA: only the rope part, the key's shared by heads).
+    heads_roped = (a + 1) * plan.rope_head_dim if plan.mla else (a + g) * d
+    qk = tokens * heads_roped / t
     ops: list[MemOp] = []
 
     def add(
@@ -251,12 +257,18 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     # MLP activation. Gated: fused SwiGLU reads gate and up, writes the product (backward:
     # reads gate, up, dy; writes dgate, dup); eager silu then mul is 5e forward, 8e backward.
     # Plain GELU: read, write (backward: read x, dy; write dx).
-    if gated and "swiglu" in fused:
-        add("swiglu", ffn, 3.0 * e, 5.0 * e, layers, note="fused silu(gate)·up")
-    elif gated:
-        add("swiglu", ffn, 5.0 * e, 8.0 * e, layers, (2, 2), "eager silu, then mul")
-    else:
-        add("activation", ffn, 2.0 * e, 3.0 * e, layers, note="GELU: read, write")
+    for name, elems, count in (
+        ("", ffn, plan.dense_layers),
+        ("expert_", expert_ffn, plan.moe_layers),
+    ):
+        if not count:
+            continue
+        if gated and "swiglu" in fused:
+            add(f"{name}swiglu", elems, 3.0 * e, 5.0 * e, count, note="fused silu(gate)·up")
+        elif gated:
+            add(f"{name}swiglu", elems, 5.0 * e, 8.0 * e, count, (2, 2), "eager silu, then mul")
+        else:
+            add(f"{name}activation", elems, 2.0 * e, 3.0 * e, count, note="GELU: read, write")
     # Unfused attention materializes the b·(a/t)·s² scores. Fused scale-mask-softmax: read
     # scores, write probs (backward: read probs, dprobs; write dscores). Eager: scale, mask,
     # softmax as three kernels (6e forward, 7e backward).

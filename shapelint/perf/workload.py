@@ -133,24 +133,147 @@ def backward(g: Gemm) -> tuple[Gemm, Gemm]:
     return dgrad, wgrad
 
 
-def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
-    """The GEMMs of one step of ``config`` on one GPU of ``target``; [] when the config lacks
-    hidden, heads or layers (no estimate is possible)."""
+@dataclass(frozen=True)
+class LayerPlan:
+    """How a config's layers split into dense and MoE layers, and the MoE and MLA widths.
+
+    DeepSeek's rule: layer i is MoE when i ≥ ``first_k_dense_replace`` and
+    i % ``moe_layer_freq`` == 0; without experts every layer is dense. ``mla`` is True when
+    the config has a ``kv_lora_rank`` (multi-head latent attention).
+    """
+
+    dense_layers: int
+    moe_layers: int
+    ffn: int
+    experts: int
+    top_k: int
+    moe_ffn: int
+    shared_experts: int
+    mla: bool
+    q_lora_rank: int
+    kv_lora_rank: int
+    rope_head_dim: int
+    v_head_dim: int
+
+
+def layer_plan(config: ModelConfig) -> LayerPlan | None:
+    """The `LayerPlan` of ``config`` (None without hidden, heads and layers)."""
     h = config.int(Dim.HIDDEN)
     a = config.int(Dim.HEADS)
     layers = config.int(Dim.LAYERS)
     if h is None or a is None or layers is None:
+        return None
+    d = config.int(Dim.HEAD_DIM) or h // a
+    f = config.int(Dim.FFN) or 4 * h
+    experts = config.int(Dim.EXPERTS) or 0
+    moe_layers = 0
+    if experts > 1:
+        first = config.int(Dim.DENSE_LAYERS) or 0
+        freq = config.int(Dim.MOE_LAYER_FREQ) or 1
+        moe_layers = sum(1 for i in range(min(first, layers), layers) if i % freq == 0)
+    kv_lora = config.int(Dim.KV_LORA_RANK) or 0
+    rope = config.int(Dim.ROPE_HEAD_DIM) or 0
+    return LayerPlan(
+        dense_layers=layers - moe_layers,
+        moe_layers=moe_layers,
+        ffn=f,
+        experts=experts,
+        top_k=min(config.int(Dim.EXPERTS_PER_TOKEN) or 1, max(1, experts)),
+        moe_ffn=config.int(Dim.MOE_FFN) or f,
+        shared_experts=config.int(Dim.SHARED_EXPERTS) or 0,
+        mla=kv_lora > 0,
+        q_lora_rank=config.int(Dim.Q_LORA_RANK) or 0,
+        kv_lora_rank=kv_lora,
+        rope_head_dim=min(rope, d),
+        v_head_dim=config.int(Dim.V_HEAD_DIM) or d,
+    )
+
+
+def active_experts(experts: int, top_k: int, tokens: int) -> float:
+    """Experts that receive at least one of ``tokens`` tokens routing to ``top_k`` of
+    ``experts`` each, in expectation under uniform routing: E·(1 − (1 − k/E)^T). At most
+    min(E, T·k); all E once T·k is well above E (training), k for one decode token."""
+    if experts <= 1:
+        return 1.0
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+def _mla_gemms(
+    config: ModelConfig, target: Target, plan: LayerPlan, count: int, lin: str, other: str
+) -> list[Gemm]:
+    """Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections, the
+    rope/nope split of the head dim, ``v_head_dim`` values. Training and prefill expand the
+    latent kv per head and run flash attention at the q/k head dim; decode uses the absorbed
+    form: queries move into the kv_lora latent space and attend over the cached latent
+    (kv_lora + rope per position, shared by every head)."""
+    h = config.int(Dim.HIDDEN) or 0
+    a = config.int(Dim.HEADS) or 1
+    d = config.int(Dim.HEAD_DIM) or h // a
+    t = max(1, target.tp)
+    b = max(1, target.micro_batch)
+    decode = target.mode == "decode"
+    s = 1 if decode else max(1, target.seq_len)
+    ctx = max(1, target.seq_len)
+    tokens = b * s
+    heads = _split(a, t)
+    r, c, rope, dv = plan.q_lora_rank, plan.kv_lora_rank, plan.rope_head_dim, plan.v_head_dim
+    nope = d - rope
+    out: list[Gemm] = []
+    if r > 0:
+        out.append(Gemm("q_down", "fwd", tokens, r, h, count=count, dtype=lin))
+        out.append(Gemm("q_up", "fwd", tokens, heads * d, r, count=count, dtype=lin))
+    else:
+        out.append(Gemm("q_proj", "fwd", tokens, heads * d, h, count=count, dtype=lin))
+    out.append(Gemm("kv_down", "fwd", tokens, c + rope, h, count=count, dtype=lin))
+    if decode:
+        # Absorbed: q_nope·W_uk per head into the latent, scores and values over the cached
+        # latent (M = the a/t heads, like one KV group), then W_uv per head back to v.
+        out.append(Gemm("q_absorb", "fwd", b, c, nope, heads, count, other))
+        out.append(Gemm("attn_scores", "fwd", heads, ctx, c + rope, b, count, other))
+        out.append(Gemm("attn_values", "fwd", heads, c, ctx, b, count, other, b_contig="n"))
+        out.append(Gemm("v_absorb", "fwd", b, dv, c, heads, count, other))
+    else:
+        out.append(Gemm("kv_up", "fwd", tokens, heads * (nope + dv), c, count=count, dtype=lin))
+        out.append(_attention(target, s, d, b * heads, count, other, a))
+    out.append(Gemm("attn_out", "fwd", tokens, h, heads * dv, count=count, dtype=lin))
+    return out
+
+
+def _attention(target: Target, s: int, d: int, batch: int, count: int, dtype: str, a: int) -> Gemm:
+    """Training/prefill attention for one layer kind: a flash kernel, or (unfused) the QKᵀ
+    product (its P·V partner is added by the caller)."""
+    if target.attention != "unfused":
+        return Gemm(
+            "attention",
+            "fwd",
+            s,
+            s,
+            flash_head_dim(d),
+            batch,
+            count,
+            dtype,
+            kind="flash",
+            head_dim=d,
+            kernel=attention_kernel(target),
+        )
+    return Gemm("attn_scores", "fwd", s, s, d, batch, count, dtype)
+
+
+def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
+    """The GEMMs of one step of ``config`` on one GPU of ``target``; [] when the config lacks
+    hidden, heads or layers (no estimate is possible)."""
+    plan = layer_plan(config)
+    h = config.int(Dim.HIDDEN)
+    a = config.int(Dim.HEADS)
+    layers = config.int(Dim.LAYERS)
+    if plan is None or h is None or a is None or layers is None:
         return []
     d = config.int(Dim.HEAD_DIM) or h // a
     if d <= 0:
         return []
     g = config.int(Dim.KV_HEADS) or a
-    f = config.int(Dim.FFN) or 4 * h
     vocab = config.vocab_value
     v = vocab.as_int if vocab is not None else None
-    experts = config.int(Dim.EXPERTS) or 0
-    top_k = config.int(Dim.EXPERTS_PER_TOKEN) or 1
-    f_e = config.int(Dim.MOE_FFN) or f
     gated = config.gated_mlp is True
 
     t = max(1, target.tp)
@@ -165,48 +288,51 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
     heads = _split(a, t)
     kv_heads = _split(g, t)
 
-    fwd: list[Gemm] = [
-        Gemm("qkv", "fwd", tokens, _split((a + 2 * g) * d, t), h, count=layers, dtype=lin)
-    ]
-    if decode:
-        # Each KV head's cache is read once for the a/g query heads that share it.
-        group = max(1, a // g)
-        fwd.append(Gemm("attn_scores", "fwd", group, ctx, d, b * kv_heads, layers, other))
+    fwd: list[Gemm] = []
+    if plan.mla:
+        fwd.extend(_mla_gemms(config, target, plan, layers, lin, other))
+    else:
         fwd.append(
-            Gemm("attn_values", "fwd", group, d, ctx, b * kv_heads, layers, other, b_contig="n")
+            Gemm("qkv", "fwd", tokens, _split((a + 2 * g) * d, t), h, count=layers, dtype=lin)
         )
-    elif target.attention != "unfused":
-        fwd.append(
-            Gemm(
-                "attention",
-                "fwd",
-                s,
-                s,
-                flash_head_dim(d),
-                b * heads,
-                layers,
-                other,
-                kind="flash",
-                head_dim=d,
-                kernel=attention_kernel(target),
+        if decode:
+            # Each KV head's cache is read once for the a/g query heads that share it.
+            group = max(1, a // g)
+            fwd.append(Gemm("attn_scores", "fwd", group, ctx, d, b * kv_heads, layers, other))
+            fwd.append(
+                Gemm("attn_values", "fwd", group, d, ctx, b * kv_heads, layers, other, b_contig="n")
             )
-        )
-    else:
-        fwd.append(Gemm("attn_scores", "fwd", s, s, d, b * heads, layers, other))
-        fwd.append(Gemm("attn_values", "fwd", s, d, s, b * heads, layers, other, b_contig="n"))
-    fwd.append(Gemm("attn_out", "fwd", tokens, h, _split(a * d, t), count=layers, dtype=lin))
+        else:
+            fwd.append(_attention(target, s, d, b * heads, layers, other, a))
+            if target.attention == "unfused":
+                fwd.append(
+                    Gemm("attn_values", "fwd", s, d, s, b * heads, layers, other, b_contig="n")
+                )
+        fwd.append(Gemm("attn_out", "fwd", tokens, h, _split(a * d, t), count=layers, dtype=lin))
 
-    if experts > 1:
-        per_expert = max(1, _split(tokens * top_k, experts))
-        fwd.append(Gemm("router", "fwd", tokens, experts, h, count=layers, dtype=other))
+    if plan.moe_layers:
+        n = plan.moe_layers
+        experts, top_k, f_e = plan.experts, plan.top_k, plan.moe_ffn
+        # Only the experts some token routes to run; each gets its share of the T·k rows.
+        active = active_experts(experts, top_k, tokens)
+        batch = max(1, min(experts, round(active)))
+        per_expert = max(1, -(-(tokens * top_k) // batch))
+        fwd.append(Gemm("router", "fwd", tokens, experts, h, count=n, dtype=other))
         width = (2 if gated else 1) * _split(f_e, t)
-        fwd.append(Gemm("experts_up", "fwd", per_expert, width, h, experts, layers, lin))
-        fwd.append(Gemm("experts_down", "fwd", per_expert, h, _split(f_e, t), experts, layers, lin))
-    else:
-        fwd.append(Gemm("mlp_up", "fwd", tokens, _split(f, t), h, count=layers, dtype=lin))
+        fwd.append(Gemm("experts_up", "fwd", per_expert, width, h, batch, n, lin))
+        fwd.append(Gemm("experts_down", "fwd", per_expert, h, _split(f_e, t), batch, n, lin))
+        if plan.shared_experts:
+            f_s = _split(plan.shared_experts * f_e, t)
+            fwd.append(Gemm("shared_up", "fwd", tokens, f_s, h, count=n, dtype=lin))
+            if gated:
+                fwd.append(Gemm("shared_gate", "fwd", tokens, f_s, h, count=n, dtype=lin))
+            fwd.append(Gemm("shared_down", "fwd", tokens, h, f_s, count=n, dtype=lin))
+    if plan.dense_layers:
+        n, f = plan.dense_layers, plan.ffn
+        fwd.append(Gemm("mlp_up", "fwd", tokens, _split(f, t), h, count=n, dtype=lin))
         if gated:
-            fwd.append(Gemm("mlp_gate", "fwd", tokens, _split(f, t), h, count=layers, dtype=lin))
-        fwd.append(Gemm("mlp_down", "fwd", tokens, h, _split(f, t), count=layers, dtype=lin))
+            fwd.append(Gemm("mlp_gate", "fwd", tokens, _split(f, t), h, count=n, dtype=lin))
+        fwd.append(Gemm("mlp_down", "fwd", tokens, h, _split(f, t), count=n, dtype=lin))
 
     if v is not None and v > 0 and config.has_lm_head is not False:  # encoders: no logit layer
         fwd.append(Gemm("logits", "fwd", tokens, _split(v, t), h, count=1, dtype=other))

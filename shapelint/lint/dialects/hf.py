@@ -253,6 +253,12 @@ def _take_common(b: Builder, stack: str = "") -> None:
     b.take(Dim.EXPERTS, *EXPERTS)
     b.take(Dim.EXPERTS_PER_TOKEN, *TOP_K)
     b.take(Dim.MOE_FFN, *MOE_FFN)
+    b.take(Dim.SHARED_EXPERTS, "n_shared_experts")
+    b.take(Dim.DENSE_LAYERS, "first_k_dense_replace")
+    b.take(Dim.MOE_LAYER_FREQ, "moe_layer_freq", "moe_frequency")
+    b.take(Dim.Q_LORA_RANK, "q_lora_rank")
+    b.take(Dim.KV_LORA_RANK, "kv_lora_rank")
+    b.take(Dim.ROPE_HEAD_DIM, "qk_rope_head_dim")
     if Dim.EXPERTS in b.dims and Dim.MOE_FFN not in b.dims and Dim.FFN in b.dims:
         # Mixtral-style: every MLP is an expert and intermediate_size is each expert's width.
         b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
