@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conftest import configs_of, parse_text
 
+from shapelint.lint import dialects
 from shapelint.lint.dialects.neox import neox_ffn
 from shapelint.lint.model import Derivation, Dim, ModelConfig
 from shapelint.lint.report.json import config_json
@@ -351,3 +352,70 @@ def test_nemo_restore_from_path_is_a_checkpoint() -> None:
     text = HF_UNDER_MODEL + "  restore_from_path: null\n"
     (c,) = configs_of(text, "yaml", "train.yaml")
     assert c.pretrained is False
+
+
+NEMO_T5 = """\
+trainer:
+  precision: bf16
+model:
+  micro_batch_size: 4
+  tensor_model_parallel_size: 2
+  make_vocab_size_divisible_by: 128
+  override_vocab_size: 32100
+  encoder:
+    num_layers: 12
+    hidden_size: 768
+    ffn_hidden_size: 2048
+    num_attention_heads: 12
+    kv_channels: 64
+  decoder:
+    num_layers: 6
+    hidden_size: 768
+    ffn_hidden_size: 2048
+    num_attention_heads: 12
+    kv_channels: 64
+"""
+
+
+def test_nemo_encoder_decoder_stacks_and_override_vocab_size() -> None:
+    configs = {c.name: c for c in configs_of(NEMO_T5, "yaml", "t5.yaml")}
+    assert set(configs) == {"model.encoder", "model.decoder"}
+    enc, dec = configs["model.encoder"], configs["model.decoder"]
+    assert (enc.int(Dim.LAYERS), dec.int(Dim.LAYERS)) == (12, 6)
+    for c in (enc, dec):
+        assert (c.int(Dim.HIDDEN), c.int(Dim.FFN), c.int(Dim.HEAD_DIM)) == (768, 2048, 64)
+        assert (c.int(Dim.MICRO_BATCH), c.int(Dim.TP), c.int(Dim.VOCAB)) == (4, 2, 32100)
+        # NeMo pads as Megatron: a multiple of make_vocab_size_divisible_by · tp = 256.
+        assert c.int(Dim.PADDED_VOCAB) == 32256
+        assert c.dialect == "nemo" and c.sources[Dim.HIDDEN] == "hf"
+
+
+def test_nemo_multiply_resolver() -> None:
+    text = (
+        "trainer:\n  precision: bf16\nmodel:\n  hidden_size: 1024\n  num_attention_heads: 16\n"
+        "  num_layers: 24\n  encoder_seq_length: 2048\n"
+        "  ffn_hidden_size: ${multiply:${.hidden_size}, 4}\n"
+        "  global_batch_size: ${multiply:${.micro_batch_size}, 8}\n  micro_batch_size: 2\n"
+    )
+    (c,) = configs_of(text, "yaml", "gpt.yaml")
+    assert c.int(Dim.FFN) == 4096 and c.dims[Dim.FFN].derived
+    assert c.int(Dim.GLOBAL_BATCH) == 16
+    unknown = text.replace("${.micro_batch_size}", "${oc.env:MBS}")
+    (c,) = configs_of(unknown, "yaml", "gpt.yaml")
+    assert c.int(Dim.GLOBAL_BATCH) is None and not c.dims[Dim.GLOBAL_BATCH].known
+
+
+def test_mapped_keys_go_through_the_llama_ffn_formula() -> None:
+    # Llama-3-8B's shape in a custom layout: dim 4096, multiple_of 1024, multiplier 1.3 →
+    # FeedForward width 14336 (the published intermediate size).
+    text = "net:\n  width: 4096\n  heads: 32\n  depth: 32\n  mult_of: 1024\n  ffn_mult: 1.3\n"
+    extra = {
+        Dim.HIDDEN: ("net.width",),
+        Dim.HEADS: ("net.heads",),
+        Dim.LAYERS: ("net.depth",),
+        Dim.FFN_MULTIPLE: ("net.mult_of",),
+        Dim.FFN_MULTIPLIER: ("net.ffn_mult",),
+    }
+    doc = parse_text(text, "yaml", "x.yaml")
+    (c,) = dialects.extract(doc, extra)
+    assert c.int(Dim.FFN) == 14336 and c.gated_mlp is True

@@ -160,6 +160,10 @@ def resolve(
     readings = neutral.extract(doc, candidate, keys)
     if primary is None:
         return readings
+    if primary.shape_from_elsewhere and not looks_like_model(primary.dims) and len(readings) > 1:
+        # Batch and parallel settings beside several models (T5's model.encoder and
+        # model.decoder): they join each of them.
+        return [replace(_fill(primary, r, None), name=r.name) for r in readings]
     out = [primary]
     for reading in readings:
         joined = out[0]

@@ -282,8 +282,9 @@ def _reference_target(candidate: Candidate, key: str, ref: str) -> Value | None:
 
 def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
     """Resolve ``${a.b}`` references to the node they name (marked shared: editing it
-    changes every key that refers to it); values that cannot be known statically — ``auto``,
-    resolver calls (``${oc.env:X}``), references outside the file — become unknown."""
+    changes every key that refers to it) and NeMo's ``${multiply:x, y}`` resolver of numbers
+    and references (a derived value); values that cannot be known statically — ``auto``,
+    other resolver calls (``${oc.env:X}``), references outside the file — become unknown."""
     raw = value.value
     if not isinstance(raw, str) or value.derived or not value.known:
         return value
@@ -292,6 +293,9 @@ def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
         return replace(value, known=False)
     if "${" not in text:
         return value
+    product = _multiply(candidate, value, text, depth)
+    if product is not None:
+        return product
     m = _REFERENCE.fullmatch(text)
     if m is None or ":" in m.group(1) or depth > 8:
         return replace(value, known=False)
@@ -299,6 +303,55 @@ def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
     if target is None:
         return replace(value, known=False)
     return settle(candidate, replace(target, shared=True), depth + 1)
+
+
+_MULTIPLY = re.compile(r"\$\{multiply:(.*)\}")
+
+
+def _multiply(candidate: Candidate, value: Value, text: str, depth: int) -> Value | None:
+    """``${multiply:a, b, …}`` (NeMo's resolver: the product of its arguments) when every
+    argument is an integer or a reference to one; None when ``text`` is anything else."""
+    m = _MULTIPLY.fullmatch(text)
+    if m is None or depth > 8:
+        return None
+    product = 1
+    sources: list[Value] = []
+    for arg in _split_args(m.group(1)):
+        arg = arg.strip()
+        if arg.lstrip("-").isdigit():
+            product *= int(arg)
+            continue
+        part = settle(candidate, replace(value, value=arg, shared=False), depth + 1)
+        n = part.as_int
+        if n is None:
+            return replace(value, known=False)
+        product *= n
+        sources.append(part)
+    formula = f"{value.key}: {text}"
+    return Value(
+        product,
+        value.key,
+        value.span,
+        derived_from=(value, *sources),
+        formula=formula,
+        kind=Derivation.FORMULA,
+    )
+
+
+def _split_args(text: str) -> list[str]:
+    """Split resolver arguments on top-level commas (``${a.b}`` may hold none, but nested
+    resolvers may)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def settle_dims(b: Builder) -> None:

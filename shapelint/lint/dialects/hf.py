@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model
+from shapelint.lint.dialects.llama import llama_ffn
 from shapelint.lint.model import Derivation, Dim, ModelConfig
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar, Sequence
 
@@ -246,6 +247,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
                 derived(4 * (b.int(Dim.HIDDEN) or 0), (hidden,), "4 × hidden (n_inner)"),
                 lambda get: 4 * h if (h := get(Dim.HIDDEN)) else None,
             )
+    _llama_ffn(b)
     b.take(Dim.LAYERS, *LAYERS)
     b.take(Dim.VOCAB, "vocab_size")
     b.take(Dim.PADDED_VOCAB, "padded_vocab_size")
@@ -264,7 +266,34 @@ def _take_common(b: Builder, stack: str = "") -> None:
         b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
     b.take(Dim.DTYPE, *DTYPE)
     b.take(Dim.TP, "tensor_parallel_size", "tp_size")
-    b.gated_mlp = _gated(b)
+    b.gated_mlp = b.gated_mlp or _gated(b)
+
+
+def _llama_ffn(b: Builder) -> None:
+    """Llama's ``FeedForward`` width when only its knobs are stated (``multiple_of``,
+    ``ffn_dim_multiplier``, or keys a user mapped to them): the mapped keys go through the
+    same formula as ``params.json``."""
+    multiple = b.take(Dim.FFN_MULTIPLE, "multiple_of")
+    mult = b.take(Dim.FFN_MULTIPLIER, "ffn_dim_multiplier")
+    hidden, h = b.dims.get(Dim.HIDDEN), b.int(Dim.HIDDEN)
+    if Dim.FFN in b.dims or multiple is None or hidden is None or not h:
+        return
+    m = multiple.as_int
+    factor = mult.value if mult is not None and isinstance(mult.value, int | float) else None
+    if factor is not None and isinstance(factor, bool):
+        return
+    if m is None or m <= 0 or (mult is not None and factor is None and mult.value is not None):
+        return
+    sources = (hidden, multiple) + ((mult,) if mult is not None else ())
+    formula = "multiple_of · ⌈int(ffn_dim_multiplier · int(8·dim/3)) / multiple_of⌉"
+    b.derive(
+        Dim.FFN,
+        derived(llama_ffn(h, m, factor), sources, formula),
+        lambda get: (
+            llama_ffn(x, get(Dim.FFN_MULTIPLE) or 1, factor) if (x := get(Dim.HIDDEN)) else None
+        ),
+    )
+    b.gated_mlp = True
 
 
 def _chatglm_groups(b: Builder) -> None:

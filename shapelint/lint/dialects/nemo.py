@@ -18,8 +18,13 @@ Keys: ``model[.config].hidden_size``, ``ffn_hidden_size``, ``num_attention_heads
 ``top_k`` or ``num_moe_experts`` / ``moe_router_topk``.
 
 ``${a.b}`` and relative ``${.b}`` references are followed to the node they name inside the
-file (reported there, marked shared); resolver calls (``${multiply:…}``, ``${oc.env:…}``) stay
-unknown. When ``model.model_config`` is a path (neuronx ``hf_*`` confs) the rest of the shape
+file (reported there, marked shared); ``${multiply:a, b}`` of integers and references is their
+product (a derived value); other resolver calls (``${oc.env:…}``) stay unknown. The vocab is
+``model.override_vocab_size`` (NeMo otherwise takes it from the tokenizer), padded as
+Megatron pads it (a multiple of ``make_vocab_size_divisible_by`` · tp, default 128).
+``model.encoder`` / ``model.decoder`` stacks (T5, BART) are configs of their own, read by the
+neutral key families.
+When ``model.model_config`` is a path (neuronx ``hf_*`` confs) the rest of the shape
 lives in that file, so the config is marked ``shape_from_elsewhere``.
 """
 
@@ -31,8 +36,10 @@ from shapelint.lint.dialects.common import (
     Builder,
     KeyAliases,
     child,
+    derived,
     dtype_value,
     resolve,
+    round_up,
     settle_dims,
     training_config,
 )
@@ -74,6 +81,34 @@ def detect(candidate: Candidate) -> bool:
     return framework and child(model, "hidden_size") is not None
 
 
+DEFAULT_VOCAB_MULTIPLE = 128  # NeMo's make_vocab_size_divisible_by default
+
+
+def _padded_vocab(b: Builder) -> None:
+    """NeMo pads a stated vocab as Megatron does (``_vocab_size_with_padding``): to a multiple
+    of ``make_vocab_size_divisible_by · tensor_model_parallel_size``."""
+    vocab, v = b.dims.get(Dim.VOCAB), b.int(Dim.VOCAB)
+    if vocab is None or not v or Dim.PADDED_VOCAB in b.dims:
+        return
+    knob, tp = b.dims.get(Dim.VOCAB_MULTIPLE), b.dims.get(Dim.TP)
+    if (knob is not None and b.int(Dim.VOCAB_MULTIPLE) is None) or (
+        tp is not None and b.int(Dim.TP) is None
+    ):
+        return  # a knob that is not known: the padding is unknown too
+    m, t = b.int(Dim.VOCAB_MULTIPLE) or DEFAULT_VOCAB_MULTIPLE, b.int(Dim.TP) or 1
+    sources = (vocab, *(s for s in (knob, tp) if s is not None))
+    formula = "⌈vocab / (make_vocab_size_divisible_by · tp)⌉ · make_vocab_size_divisible_by · tp"
+    b.derive(
+        Dim.PADDED_VOCAB,
+        derived(round_up(v, m * t), sources, formula, "padded_vocab_size"),
+        lambda get: (
+            round_up(x, (get(Dim.VOCAB_MULTIPLE) or m) * (get(Dim.TP) or t))
+            if (x := get(Dim.VOCAB))
+            else None
+        ),
+    )
+
+
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
     """The one model a NeMo config describes (or its batch/parallel settings)."""
     return extract_as(doc, candidate, extra_keys, NAME)
@@ -106,6 +141,7 @@ def extract_as(
         "trainer.strategy.tensor_model_parallel_size",
     )
     b.take(Dim.VOCAB_MULTIPLE, "model.make_vocab_size_divisible_by")
+    b.take(Dim.VOCAB, *_under_model("override_vocab_size"))
     b.take(Dim.EXPERTS, "model.moe.num_experts", *_under_model("num_moe_experts"))
     b.take(Dim.EXPERTS_PER_TOKEN, "model.moe.top_k", *_under_model("moe_router_topk"))
     b.take(Dim.MOE_FFN, *_under_model("moe_ffn_hidden_size"))
@@ -116,6 +152,7 @@ def extract_as(
         glu is not None and glu.value is True
     )
     settle_dims(b)
+    _padded_vocab(b)
     external = resolve(b.root, "model.model_config", candidate.key_prefix)
     configs = training_config(b)
     if external is not None and isinstance(external[1], Scalar) and external[1].value:

@@ -56,15 +56,20 @@ def _roots(candidate: Candidate) -> Iterator[Candidate]:
     yield candidate
     if candidate.kind:
         return
-    yield from _nested(candidate.root, candidate.key_prefix, candidate.name, 0)
+    yield from _nested(candidate.root, candidate.key_prefix, candidate.name, 0, read=True)
 
 
-def _nested(node: Node, prefix: str, name: str, depth: int) -> Iterator[Candidate]:
+def _nested(
+    node: Node, prefix: str, name: str, depth: int, read: bool = False
+) -> Iterator[Candidate]:
+    """Nested model mappings; ``read`` says `hf` already reads ``node``'s sub-configs."""
     if depth >= MAX_DEPTH:
         return
     children: list[tuple[str, Node]] = []
     if isinstance(node, Mapping):
-        children = [(e.key, e.value) for e in node.entries if e.key not in hf.SUB_CONFIGS]
+        children = [
+            (e.key, e.value) for e in node.entries if not (read and e.key in hf.SUB_CONFIGS)
+        ]
     elif isinstance(node, Sequence):
         children = [(f"[{i}]", item) for i, item in enumerate(node.items)]
     for key, value in children:
@@ -73,9 +78,11 @@ def _nested(node: Node, prefix: str, name: str, depth: int) -> Iterator[Candidat
         index = key.startswith("[")
         path = f"{prefix}{key}" if index else (f"{prefix}.{key}" if prefix else key)
         label = f"{name}{key}" if index else (f"{name}.{key}" if name else key)
-        if isinstance(value, Mapping) and has_width(value):
+        model = isinstance(value, Mapping) and has_width(value)
+        if model:
+            assert isinstance(value, Mapping)
             yield Candidate(label, value, path)
-        yield from _nested(value, path, label, depth + 1)
+        yield from _nested(value, path, label, depth + 1, read=model)
 
 
 def has_width(mapping: Mapping) -> bool:
