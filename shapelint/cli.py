@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
+from shapelint.commands.engines import add_engine_flags
 from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
 
 if TYPE_CHECKING:  # the runner imports every rule: only commands that lint import it
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # the runner imports every rule: only commands that lint impo
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
 DEFAULT_GPU = "H100-SXM"
-COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "gemm")
+COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "gemm", "engines")
 
 
 class UsageError(Exception):
@@ -79,6 +80,7 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
         choices=ATTENTION_KERNELS,
         help="attention kernel (default flash: FA3 on Hopper, FA2 elsewhere)",
     )
+    add_engine_flags(p)
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:
@@ -152,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("code", metavar="CODE|NAME")
+    engines = sub.add_parser("engines", help="list the engines, versions checked and rule codes")
+    engines.add_argument("--format", choices=("text", "json"), default="text")
     gpus = sub.add_parser("gpus", help="print the GPU table")
     gpus.add_argument("--gpu-file", metavar="FILE")
     explain = sub.add_parser("explain", help="print the performance model's view of a config")
@@ -390,6 +394,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     emit_report(get_reporter(fmt), result, out, ctx, args.output_file)
     if args.verbose:
         _report_empty(result, err)
+    for dim, name in result.unmatched_keys():
+        err.write(f'shapelint: warning: key map {dim} = ["{name}"] matched no key in any file\n')
     for e in result.errors:
         err.write(
             f"shapelint: internal error while linting {e.path}: {e.error} "
@@ -708,6 +714,10 @@ def main(
             return run_suggest(args, out, err)
         if args.command == "gemm":
             return run_gemm(args, out)
+        if args.command == "engines":
+            from shapelint.commands.engines import run_engines
+
+            return run_engines(args.format, out)
         return run_check(args, out, err)
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")

@@ -9,7 +9,6 @@ verified by re-parsing and re-linting, written atomically).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import time
@@ -104,16 +103,6 @@ def add_parser(sub: Any, add_target_flags: Callable[[argparse.ArgumentParser], N
         "--apply", type=_count, metavar="N", help="rewrite the config to candidate N (unsafe)"
     )
     add_target_flags(p)
-    # The target flags name the engines once SL3xx rules exist; until then --engine is ours,
-    # and says that no engine can be checked.
-    with contextlib.suppress(argparse.ArgumentError):
-        p.add_argument(
-            "--engine",
-            dest="engines",
-            action="append",
-            metavar="ENGINE",
-            help="engines that must accept the shape (SL3xx rules; repeatable)",
-        )
 
 
 @dataclass
@@ -184,15 +173,6 @@ def load(args: argparse.Namespace) -> Loaded:
         gpus=gpus, flags=flags, defaults=defaults, extra_keys=settings.keys, min_slowdown=0.0
     )
     return Loaded(path, snapshot, doc, configs[0], options)
-
-
-def _has_engine_target() -> bool:
-    """True when targets name engines (the SL3xx rules read ``Target.engines``)."""
-    import dataclasses
-
-    from shapelint.lint.model import Target
-
-    return any(f.name == "engines" for f in dataclasses.fields(Target))
 
 
 def checked_rules() -> list[RuleModule]:
@@ -307,8 +287,6 @@ def run_suggest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from shapelint.perf.gpus import UnsupportedDtypeError
     from shapelint.suggest import SuggestError, SuggestOptions, search
 
-    if args.engines and not _has_engine_target():
-        raise _usage("--engine: no engine rules (SL3xx) are available in this version")
     loaded = load(args)
     config = loaded.config
     keep = frozenset().union(*args.keep) if args.keep else frozenset()

@@ -53,6 +53,20 @@ class Dim(str, enum.Enum):
     VOCAB_MULTIPLE = "vocab_multiple"
     FFN_MULTIPLE = "ffn_multiple"
     FFN_MULTIPLIER = "ffn_multiplier"
+    # Parallel sizes a training config states, and a checkpoint's quantization
+    # (``quantization_config``): the SL3xx engine rules read them.
+    PP = "pp"
+    EP = "ep"
+    CP = "cp"
+    # Set when a Megatron config chooses its pipeline stages' layers itself (a layout, first or
+    # last stage sizes, virtual stages per rank, a hybrid pattern, or embedding/loss counted).
+    PP_LAYOUT = "pp_layout"
+    QUANT_METHOD = "quant_method"
+    QUANT_BITS = "quant_bits"
+    QUANT_GROUP_SIZE = "quant_group_size"
+    QUANT_SYM = "quant_sym"
+    QUANT_BLOCK_N = "quant_block_n"
+    QUANT_BLOCK_K = "quant_block_k"
 
 
 # Dims that must be positive integers when present (SL002 checks them).
@@ -77,6 +91,12 @@ INTEGER_DIMS: frozenset[Dim] = frozenset(
         Dim.MOE_FFN,
         Dim.VOCAB_MULTIPLE,
         Dim.FFN_MULTIPLE,
+        Dim.PP,
+        Dim.EP,
+        Dim.CP,
+        Dim.QUANT_BITS,
+        Dim.QUANT_BLOCK_N,
+        Dim.QUANT_BLOCK_K,
     }
 )
 
@@ -250,6 +270,12 @@ class Target:
     tp: int = 1
     mode: Mode = "train"
     attention: Attention = "flash"
+    # Engines the config will run on (shapelint.engines names) and the other parallel sizes:
+    # pipeline stages, expert parallel, context parallel. Read by the SL3xx rules.
+    engines: tuple[str, ...] = ()
+    pp: int = 1
+    ep: int = 1
+    cp: int = 1
     # How a training step is run (shapelint.perf.ops): the kernel fusions ("default" is what a
     # Megatron-LM run does; "none" is PyTorch eager; or a comma list), data-parallel GPUs (for
     # the gradient reduction), optimizer state sharded over them (ZeRO/FSDP), and full

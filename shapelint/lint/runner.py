@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from shapelint.engines import default_engines
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
 from shapelint.lint.discover import SourceFile, discover
@@ -52,6 +53,11 @@ class TargetOptions:
     tp: int | None = None
     mode: Mode | None = None
     attention: Attention | None = None
+    # Engines (canonical shapelint.engines names) and the other parallel sizes (SL3xx rules).
+    engines: tuple[str, ...] | None = None
+    pp: int | None = None
+    ep: int | None = None
+    cp: int | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,9 @@ class FileResult:
     targets: dict[str, AssumedTarget] = field(default_factory=dict)
     # Findings hidden by a ``# shapelint: ignore`` / ``disable-file`` comment, with reasons.
     suppressed: list[Suppressed] = field(default_factory=list)
+    # The settings key map that applied to the file, and which of its names matched a key.
+    keys: KeyAliases = field(default_factory=dict)
+    matched_keys: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,17 @@ class LintResult:
         """All findings, sorted by path, line, column and code."""
         out = [f for r in self.files for f in r.findings]
         return sorted(out, key=lambda f: (f.path, f.span.line, f.span.column, f.code))
+
+    def unmatched_keys(self) -> list[tuple[str, str]]:
+        """``(dim, key name)`` of a settings key map that matched no key in any file it
+        applied to (a typo, or a path that is not where the file keeps the value)."""
+        applied: dict[tuple[str, str], bool] = {}
+        for r in self.files:
+            for dim, names in r.keys.items():
+                for name in names:
+                    pair = (dim.value, name)
+                    applied[pair] = applied.get(pair, False) or name in r.matched_keys
+        return [pair for pair, hit in applied.items() if not hit]
 
     @property
     def configs(self) -> list[ModelConfig]:
@@ -144,6 +164,11 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),
         mode=_first(flags.mode, defaults.mode, "train"),
         attention=_first(flags.attention, defaults.attention, "flash"),
+        # Engines: flags, then settings, then what the config implies (a guess ranks last).
+        engines=_first(flags.engines, defaults.engines, default_engines(config), ()),
+        pp=_first(flags.pp, config.int(Dim.PP), defaults.pp, 1),
+        ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
+        cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
     )
 
 
@@ -389,7 +414,11 @@ def lint_file(source: SourceFile, options: LintOptions) -> FileResult:
     from shapelint.lint.assumed import assumed_target
 
     targets = {c.name: assumed_target(c, options) for c in configs}
-    return FileResult(source, doc, configs, findings, targets, suppressed)
+    from shapelint.lint.dialects.shape_keys import matched_names
+
+    keys = options.extra_keys
+    matched = matched_names(doc, keys) if keys and doc.ok else frozenset()
+    return FileResult(source, doc, configs, findings, targets, suppressed, keys, matched)
 
 
 OptionsFor = Callable[[str], "LintOptions | None"]

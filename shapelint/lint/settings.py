@@ -51,6 +51,10 @@ class Settings:
     seq_len: int | None = None
     tp: int | None = None
     attention: Attention | None = None
+    engines: tuple[str, ...] | None = None
+    pp: int | None = None
+    ep: int | None = None
+    cp: int | None = None
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -227,6 +231,10 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         seq_len=data.get("seq-len"),
         tp=data.get("tp"),
         attention=data.get("attention"),
+        engines=_engines(data["engines"], where) if "engines" in data else None,
+        pp=data.get("pp"),
+        ep=data.get("ep"),
+        cp=data.get("cp"),
         select=_codes(data["select"]) if "select" in data else None,
         ignore=_codes(data.get("ignore", ())),
         per_file_ignores={k: _codes(v) for k, v in data.get("per-file-ignores", {}).items()},
@@ -238,6 +246,15 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         severity={k.strip().upper(): v for k, v in data.get("severity", {}).items()},
         extends=extends,
     )
+
+
+def _engines(specs: Iterable[str], where: str) -> tuple[str, ...]:
+    from shapelint.engines import UnknownEngineError, canonical
+
+    try:
+        return canonical(specs)
+    except UnknownEngineError as exc:
+        raise SettingsError(f"{where}: engines: {exc}") from None
 
 
 def _read_toml(path: str) -> dict[str, Any]:

@@ -28,6 +28,19 @@ from shapelint.rules import (
     sl203_attention_batch,
     sl204_memory_bound,
     sl205_tensor_parallel_too_large,
+    sl301_engine_heads_tp,
+    sl302_attention_kernel_head_dim,
+    sl303_pipeline_stages_layers,
+    sl304_expert_parallel_experts,
+    sl305_context_parallel_seq,
+    sl306_quantized_group_size,
+    sl307_marlin_shape,
+    sl308_block_fp8_shard,
+    sl309_vocab_shard,
+    sl310_attention_backend_fallback,
+    sl311_kv_head_replication,
+    sl312_uneven_expert_split,
+    sl313_flashinfer_decode,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -52,6 +65,19 @@ _MODULES = [
     sl203_attention_batch,
     sl204_memory_bound,
     sl205_tensor_parallel_too_large,
+    sl301_engine_heads_tp,
+    sl302_attention_kernel_head_dim,
+    sl303_pipeline_stages_layers,
+    sl304_expert_parallel_experts,
+    sl305_context_parallel_seq,
+    sl306_quantized_group_size,
+    sl307_marlin_shape,
+    sl308_block_fp8_shard,
+    sl309_vocab_shard,
+    sl310_attention_backend_fallback,
+    sl311_kv_head_replication,
+    sl312_uneven_expert_split,
+    sl313_flashinfer_decode,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

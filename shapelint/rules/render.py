@@ -14,7 +14,13 @@ from shapelint.rules.base import Example, RuleModule
 def _target(example: Example) -> str:
     if not example.target:
         return ""
-    return " (" + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in example.target.items()) + ")"
+    flags: list[str] = []
+    for key, value in example.target.items():
+        if key == "engines" and isinstance(value, tuple):  # --engine is repeated, one per engine
+            flags.extend(f"--engine {name}" for name in value)
+        else:
+            flags.append(f"--{key.replace('_', '-')} {value}")
+    return " (" + ", ".join(flags) + ")"
 
 
 def _example_md(example: Example, index: int) -> str:

@@ -3,10 +3,14 @@ that maps them; `holds_model_keys` tells a model file from other text without pa
 
 from __future__ import annotations
 
+import io
+import json
 import re
+from pathlib import Path
 
 from conftest import parse_text
 
+from shapelint.cli import main
 from shapelint.lint.dialects.shape_keys import holds_model_keys, text_shape_keys
 from shapelint.lint.model import Dim
 from shapelint.lint.runner import LintOptions, lint_document
@@ -83,3 +87,18 @@ def test_user_mapped_keys_count() -> None:
     extra = {Dim.HIDDEN: ("width",), Dim.LAYERS: ("depth",)}
     assert holds_model_keys("width: 1024\ndepth: 12\n", extra)
     assert not holds_model_keys("width: 1024\ndepth: 12\n")
+
+
+def test_a_key_map_that_matches_nothing_is_reported(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "m.yaml").write_text("net:\n  width: 1024\n  heads: 16\n  depth: 12\n")
+    (tmp_path / ".shapelint.toml").write_text(
+        '[keys]\nhidden = ["net.width"]\nheads = ["net.heads"]\nlayers = ["net.dpth"]\n'
+    )
+    out, err = io.StringIO(), io.StringIO()
+    main([str(tmp_path / "m.yaml"), "--format", "json"], out, err)
+    assert err.getvalue() == (
+        'shapelint: warning: key map layers = ["net.dpth"] matched no key in any file\n'
+    )
+    (config,) = json.loads(out.getvalue())["configs"]
+    assert config["dims"]["hidden"] == 1024 and "layers" not in config["dims"]

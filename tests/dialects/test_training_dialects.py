@@ -467,6 +467,7 @@ def test_nanotron_smollm2() -> None:
         "padded_vocab": 49152,
         "global_batch": 512,
         "head_dim": 64,
+        "pp": 1,
     }
     assert config.gated_mlp is True
 

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    derived,
+    looks_like_model,
+    resolve,
+    scalar_value,
+)
 from shapelint.lint.dialects.llama import llama_ffn
 from shapelint.lint.model import Derivation, Dim, ModelConfig
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar, Sequence
@@ -266,6 +273,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
         b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
     b.take(Dim.DTYPE, *DTYPE)
     b.take(Dim.TP, "tensor_parallel_size", "tp_size")
+    _take_quantization(b)
     b.gated_mlp = b.gated_mlp or _gated(b)
 
 
@@ -294,6 +302,20 @@ def _llama_ffn(b: Builder) -> None:
         ),
     )
     b.gated_mlp = True
+
+
+def _take_quantization(b: Builder) -> None:
+    """A checkpoint's ``quantization_config``: method, bits, group size, FP8 weight blocks."""
+    q = "quantization_config."
+    b.take(Dim.QUANT_METHOD, q + "quant_method")
+    b.take(Dim.QUANT_BITS, q + "bits", q + "w_bit")
+    b.take(Dim.QUANT_GROUP_SIZE, q + "group_size", q + "q_group_size")
+    b.take(Dim.QUANT_SYM, q + "sym")
+    hit = resolve(b.root, q + "weight_block_size", b.candidate.key_prefix)
+    if hit is not None and isinstance(hit[1], Sequence) and len(hit[1].items) == 2:
+        block_n, block_k = hit[1].items
+        b.set(Dim.QUANT_BLOCK_N, scalar_value(block_n, f"{hit[0]}[0]"))
+        b.set(Dim.QUANT_BLOCK_K, scalar_value(block_k, f"{hit[0]}[1]"))
 
 
 def _chatglm_groups(b: Builder) -> None:

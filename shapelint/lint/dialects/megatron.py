@@ -29,6 +29,8 @@ Derived values, with Megatron-LM's own formulas:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from shapelint.lint.dialects import nemo
 from shapelint.lint.dialects.common import (
     Builder,
@@ -87,6 +89,35 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     return training_config(b)
 
 
+# Parallel sizes besides TP (the SL3xx engine rules read them).
+_PARALLEL = (
+    (Dim.PP, "pipeline_model_parallel_size"),
+    (Dim.EP, "expert_model_parallel_size"),
+    (Dim.CP, "context_parallel_size"),
+)
+
+
+# Settings with which Megatron-LM sizes pipeline stages itself, skipping its even-split check
+# (megatron/training/arguments.py:941-998 at d98e8a64); the account_for_* switches count only
+# when true.
+_LAYOUT_KEYS = (
+    "pipeline_model_parallel_layout",
+    "decoder_first_pipeline_num_layers",
+    "decoder_last_pipeline_num_layers",
+    "num_virtual_stages_per_pipeline_rank",
+    "hybrid_layer_pattern",
+)
+_LAYOUT_SWITCHES = ("account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split")
+
+
+def _take_layout(b: Builder, names: Callable[[str], tuple[str, ...]]) -> None:
+    b.take(Dim.PP_LAYOUT, *(n for key in _LAYOUT_KEYS for n in names(key)))
+    for key in _LAYOUT_SWITCHES:
+        switch = b.lookup(*names(key))
+        if switch is not None and switch.value is True:
+            b.set(Dim.PP_LAYOUT, switch)
+
+
 def _take_yaml(b: Builder) -> None:
     lm = "language_model."
     b.take(Dim.HIDDEN, lm + "hidden_size")
@@ -101,6 +132,9 @@ def _take_yaml(b: Builder) -> None:
     else:  # MoE settings of a dense model mean nothing
         b.consult(lm + "moe_router_topk", lm + "moe_ffn_hidden_size")
     b.take(Dim.TP, "model_parallel.tensor_model_parallel_size", "tensor_model_parallel_size")
+    for dim, key in _PARALLEL:
+        b.take(dim, f"model_parallel.{key}", key)
+    _take_layout(b, lambda key: (f"model_parallel.{key}", key))
     b.take(Dim.MICRO_BATCH, "micro_batch_size")
     b.take(Dim.GLOBAL_BATCH, "global_batch_size")
     b.take(Dim.SEQ_LEN, "seq_length", "max_position_embeddings")
@@ -138,6 +172,9 @@ def _take_flags(b: Builder) -> None:
         b.take(Dim.EXPERTS_PER_TOKEN, flag("moe-router-topk"))
         b.take(Dim.MOE_FFN, flag("moe-ffn-hidden-size"))
     b.take(Dim.TP, flag("tensor-model-parallel-size"))
+    for dim, key in _PARALLEL:
+        b.take(dim, flag(key.replace("_", "-")))
+    _take_layout(b, lambda key: (flag(key.replace("_", "-")),))
     b.take(Dim.MICRO_BATCH, flag("micro-batch-size"))
     b.take(Dim.GLOBAL_BATCH, flag("global-batch-size"))
     b.take(Dim.SEQ_LEN, flag("seq-length"), flag("max-position-embeddings"))

@@ -59,6 +59,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.EXPERTS, MC + "moe_config.num_experts")
     b.take(Dim.EXPERTS_PER_TOKEN, MC + "moe_config.top_k")
     b.take(Dim.TP, "parallelism.tp")
+    b.take(Dim.PP, "parallelism.pp")
+    b.take(Dim.EP, "parallelism.expert_parallel_size")
     b.take(Dim.MICRO_BATCH, "tokens.micro_batch_size")
     b.take(Dim.GRAD_ACCUM, "tokens.batch_accumulation_per_replica")
     b.take(Dim.VOCAB_MULTIPLE, "model.make_vocab_size_divisible_by")

@@ -140,6 +140,12 @@ def extract_as(
         "distributed_strategy.tensor_model_parallel_size",
         "trainer.strategy.tensor_model_parallel_size",
     )
+    for dim, key in (
+        (Dim.PP, "pipeline_model_parallel_size"),
+        (Dim.EP, "expert_model_parallel_size"),
+        (Dim.CP, "context_parallel_size"),
+    ):
+        b.take(dim, f"model.{key}", f"distributed_strategy.{key}", f"trainer.strategy.{key}")
     b.take(Dim.VOCAB_MULTIPLE, "model.make_vocab_size_divisible_by")
     b.take(Dim.VOCAB, *_under_model("override_vocab_size"))
     b.take(Dim.EXPERTS, "model.moe.num_experts", *_under_model("num_moe_experts"))

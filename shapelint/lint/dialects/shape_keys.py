@@ -182,6 +182,45 @@ def _walk(node: Node, prefix: str, extra_keys: KeyAliases | None, depth: int) ->
         yield from _walk(value, path, extra_keys, depth + 1)
 
 
+def matched_names(doc: Document, extra_keys: KeyAliases) -> frozenset[str]:
+    """The names of a settings key map that resolve to a key in ``doc`` (a dotted name from
+    a candidate's root, or a plain name anywhere in it)."""
+    paths = {(k.path, k.path.rsplit(".", 1)[-1]) for k in _all_keys(doc)}
+    full = {normalize(p) for p, _ in paths}
+    last = {normalize(n) for _, n in paths}
+    out = set()
+    for names in extra_keys.values():
+        for name in names:
+            wanted = normalize(name)
+            if "." in name:
+                hit = wanted in full or any(p.endswith("." + wanted) for p in full)
+            else:
+                hit = wanted in last
+            if hit:
+                out.add(name)
+    return frozenset(out)
+
+
+def _all_keys(doc: Document) -> Iterator[ShapeKey]:
+    """Every scalar-valued key of ``doc`` as a `ShapeKey` (dim unused)."""
+    for candidate in doc.candidates:
+        yield from _walk_all(candidate.root, candidate.key_prefix, 0)
+
+
+def _walk_all(node: Node, prefix: str, depth: int) -> Iterator[ShapeKey]:
+    if depth > 12:
+        return
+    if isinstance(node, Mapping):
+        for e in node.entries:
+            path = f"{prefix}.{e.key}" if prefix else e.key
+            if not isinstance(e.value, Mapping | Sequence):
+                yield ShapeKey(path, Dim.HIDDEN, e.key_span)
+            yield from _walk_all(e.value, path, depth + 1)
+    elif isinstance(node, Sequence):
+        for i, item in enumerate(node.items):
+            yield from _walk_all(item, f"{prefix}[{i}]", depth + 1)
+
+
 def settings_line(keys: Iterable[ShapeKey]) -> str:
     """The ``[tool.shapelint.keys]`` lines that would map ``keys`` (first path per dim)."""
     by_dim: dict[Dim, str] = {}

@@ -1,0 +1,70 @@
+"""``shapelint engines``: the engines the SL3xx rules know, the versions checked, the codes;
+and the target flags that name engines and parallel sizes (``--engine``, ``--pp``, ``--ep``,
+``--cp``), shared by ``check`` and ``explain``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from shapelint.engines import ENGINES, EngineAction, all_default, rules_for
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
+    return n
+
+
+def add_engine_flags(p: argparse.ArgumentParser) -> None:
+    """``--engine NAME[@VERSION]`` (repeatable) and the pipeline / expert / context sizes."""
+    p.add_argument(
+        "--engine",
+        dest="engines",
+        action=EngineAction,
+        metavar="NAME[@VERSION]",
+        help="engine that will run the config (repeatable; `shapelint engines` lists them)",
+    )
+    p.add_argument("--pp", type=_positive, metavar="N", help="pipeline-parallel stages")
+    p.add_argument("--ep", type=_positive, metavar="N", help="expert-parallel size")
+    p.add_argument("--cp", type=_positive, metavar="N", help="context-parallel size")
+
+
+def run_engines(fmt: str, out: TextIO) -> int:
+    """Print every engine: name, kind, version checked, where, aliases and SL3xx codes."""
+    defaults = set(all_default())
+    rows: list[dict[str, Any]] = [
+        {
+            "name": e.name,
+            "title": e.title,
+            "kind": e.kind,
+            "version": e.version,
+            "checked": e.checked,
+            "aliases": list(e.aliases),
+            "default": e.name in defaults,
+            "rules": rules_for(e.name),
+        }
+        for e in ENGINES
+    ]
+    if fmt == "json":
+        out.write(json.dumps({"engines": rows}, indent=2) + "\n")
+        return 0
+    out.write(f"{'name':<12} {'kind':<6} {'version':<9} {'rules':<48} checked against\n")
+    for r in rows:
+        mark = "" if r["default"] else " (when named)"
+        codes = ", ".join(r["rules"]) or "-"
+        out.write(f"{r['name']:<12} {r['kind']:<6} {r['version']:<9} {codes:<48} {r['checked']}\n")
+        if r["aliases"] or mark:
+            aliases = ", ".join(r["aliases"])
+            out.write(f"{'':<12} {'':<6} {'':<9} aliases: {aliases or '-'}{mark}\n")
+    out.write(
+        "Without --engine, a config is checked against the engines it implies (Megatron/NeMo "
+        "configs: megatron; quantized checkpoints: the engines serving that format), else "
+        "every serve and train engine.\n"
+    )
+    return 0

@@ -1,0 +1,111 @@
+"""Precision first: production configs at the parallel sizes their publishers run them at
+report nothing from SL3xx (every serve and train engine checked, as when none is named).
+
+Each row names the config in the shared corpus, the tensor-parallel size and where that size
+comes from. The training configs of the corpus are linted at the sizes they state themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shapelint.lint.runner import LintOptions, TargetOptions, lint_paths
+from shapelint.perf.gpus import lookup
+
+pytestmark = pytest.mark.corpus
+
+NEURON = "hf_config_json/aws-neuron+neuronx-distributed"
+EXECUTORCH = "hf_config_json/pytorch+executorch/examples/mediatek/models/llm_models/weights"
+EAGLE = "hf_config_json/SafeAILab+EAGLE/eagle/train"
+META_LLAMA2 = "github.com/meta-llama/llama README, 'Inference': MP 1 (7B), 2 (13B), 8 (70B)"
+META_LLAMA3 = "github.com/meta-llama/llama3 README, 'Inference': MP 1 (8B), 8 (70B)"
+ONE_GPU = "model card quick-start runs the model on one GPU"
+DEEPSEEK_V3 = (
+    "github.com/deepseek-ai/DeepSeek-V3 README, 'DeepSeek-Infer Demo': torchrun --nnodes 2 "
+    "--nproc-per-node 8 (16 model-parallel ranks)"
+)
+
+# (config path under the corpus, tensor-parallel size, source of that size)
+PRODUCTION = [
+    (
+        f"{NEURON}/examples/training/llama2/tp_zero1_llama2_7b_hf_pretrain/config.json",
+        1,
+        META_LLAMA2,
+    ),
+    (
+        f"{NEURON}/examples/training/llama2/tp_pp_llama2_hf_pretrain/13B_config/config.json",
+        2,
+        META_LLAMA2,
+    ),
+    (
+        f"{NEURON}/examples/training/llama2/tp_pp_llama2_hf_pretrain/70B_config/config.json",
+        8,
+        META_LLAMA2,
+    ),
+    (f"{EAGLE}/llama_2_chat_70B_config.json", 8, META_LLAMA2),
+    (f"{EAGLE}/llama_2_chat_13B_config.json", 2, META_LLAMA2),
+    (
+        f"{NEURON}/examples/training/llama/tp_zero1_llama_hf_pretrain/8B_config_llama3/config.json",
+        1,
+        META_LLAMA3,
+    ),
+    (
+        f"{NEURON}/examples/training/llama/tp_pp_llama_hf_pretrain/70B_config_llama3/config.json",
+        8,
+        META_LLAMA3,
+    ),
+    (f"{EXECUTORCH}/llama3-8B-instruct/config.json", 1, META_LLAMA3),
+    (f"{EXECUTORCH}/Llama-3.2-1B-Instruct/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/Llama-3.2-3B-Instruct/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/Qwen2-7B-Instruct/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/Qwen2-1.5B-Instruct/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/Qwen2.5-3B/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/Qwen2.5-0.5B-Instruct/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/Qwen3-4B/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/Qwen3-1.7B/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/gemma2_2b_it/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/gemma3_1b_it/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/phi3.5-mini-instruct/config.json", 1, ONE_GPU),
+    (f"{EXECUTORCH}/phi-4-mini-reasoning/config.json", 1, ONE_GPU),
+    ("deepseek-v3/inference/configs/config_671B.json", 16, DEEPSEEK_V3),
+    ("deepseek-v3/inference/configs/config_v3.1.json", 16, DEEPSEEK_V3),
+]
+
+
+def sl3_findings(path: Path, **flags: object) -> list[str]:
+    options = LintOptions(
+        gpus=(lookup("H100-SXM"),),
+        flags=TargetOptions(**flags),  # type: ignore[arg-type]
+        select=("SL3",),
+        min_slowdown=0.0,
+    )
+    result = lint_paths([str(path)], options)
+    assert not result.errors
+    assert result.configs, f"{path}: no config read"
+    return [f"{f.code} {f.message}" for f in result.findings]
+
+
+@pytest.mark.parametrize(("rel", "tp", "source"), PRODUCTION, ids=[r[0] for r in PRODUCTION])
+def test_production_config_at_its_published_tp_is_silent(
+    corpus: Path, rel: str, tp: int, source: str
+) -> None:
+    path = corpus / rel
+    assert path.is_file(), rel
+    assert sl3_findings(path, tp=tp) == [], source
+
+
+def test_training_configs_at_their_own_sizes_report_only_a_real_head_size(corpus: Path) -> None:
+    """Every corpus file at the sizes it states (Megatron, NeMo, nanotron, torchtitan …): the
+    one SL3xx finding is the tiny DBRX test config, whose head size vLLM has no kernel for."""
+    options = LintOptions(gpus=(lookup("H100-SXM"),), select=("SL3",), min_slowdown=0.0)
+    result = lint_paths([str(corpus)], options)
+    reported = {(Path(f.path).name, f.code) for f in result.findings}
+    assert reported <= {("small_scale.json", "SL310")}, reported
+    # The head size, read independently: d_model / n_heads = 12 (not a multiple of 8, not
+    # one of FlashInfer's 64/128/256/512).
+    small = next(corpus.rglob("dbrx_pretrain/configs/small_scale.json"))
+    data = json.loads(small.read_text())
+    assert data["d_model"] // data["n_heads"] == 12
