@@ -337,7 +337,7 @@ def _not_understood(
 ) -> list[Finding]:
     """SL009 when ``doc`` names two or more model-shape keys but no config is complete."""
     from shapelint.lint.dialects.common import looks_like_model
-    from shapelint.lint.dialects.shape_keys import enough_shape_keys, shape_keys
+    from shapelint.lint.dialects.shape_keys import enough_shape_keys, settings_line, shape_keys
     from shapelint.rules import sl009_config_not_understood as sl009
 
     if any(looks_like_model(c.dims) for c in configs):
@@ -352,7 +352,7 @@ def _not_understood(
             code=rule.code,
             name=rule.name,
             severity=rule.severity,
-            message=sl009.message(keys),
+            message=sl009.message([k.path for k in keys], settings_line(keys)),
             path=doc.path,
             span=first.span,
             key=first.path,

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from shapelint.lint.dialects.common import round_up
+from shapelint.lint.arith import pow2_factor, round_up
 from shapelint.lint.model import (
     Applicability,
     Dim,
@@ -129,11 +129,6 @@ def written_elsewhere(config: ModelConfig, value: Value) -> bool:
     """True when ``value`` is written in another file than ``config`` (a Python base class
     imported from a sibling module): it is read, and never fixed from this file."""
     return bool(value.span.path) and bool(config.path) and value.span.path != config.path
-
-
-def pow2_factor(n: int) -> int:
-    """The largest power of two dividing ``n`` (``n`` > 0)."""
-    return n & -n
 
 
 def describe(value: Value) -> str:

@@ -13,7 +13,6 @@ Source: shapelint's own contract ("noticed, not silent"); the settings key map i
 
 from __future__ import annotations
 
-from shapelint.lint.dialects.shape_keys import ShapeKey, settings_line
 from shapelint.rules.base import Example, Rule
 
 RULE = Rule(
@@ -40,11 +39,11 @@ EXAMPLES = [
 MAX_LISTED = 6
 
 
-def message(keys: list[ShapeKey]) -> str:
-    """The finding's text: the keys seen and the settings line that would map them."""
-    listed = ", ".join(k.path for k in keys[:MAX_LISTED])
-    more = f" and {len(keys) - MAX_LISTED} more" if len(keys) > MAX_LISTED else ""
+def message(paths: list[str], settings: str) -> str:
+    """The finding's text: the key paths seen and the settings line that would map them."""
+    listed = ", ".join(paths[:MAX_LISTED])
+    more = f" and {len(paths) - MAX_LISTED} more" if len(paths) > MAX_LISTED else ""
     return (
         f"model config not understood: model-shape keys {listed}{more} but no complete config "
-        f"(a width and heads or layers); to map them: {settings_line(keys)}"
+        f"(a width and heads or layers); to map them: {settings}"
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.dialects.common import round_up
+from shapelint.lint.arith import round_up
 from shapelint.lint.model import Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by

@@ -26,7 +26,6 @@ entry that uses its key names. `ModelConfig.sources` records which reader suppli
 from __future__ import annotations
 
 from dataclasses import replace
-from types import ModuleType
 
 from shapelint.lint.dialects import (
     axolotl,
@@ -46,13 +45,13 @@ from shapelint.lint.dialects import (
     olmo,
     torchtitan,
 )
-from shapelint.lint.dialects.common import KeyAliases, head_dim_split, looks_like_model
+from shapelint.lint.dialects.common import Dialect, KeyAliases, head_dim_split, looks_like_model
 from shapelint.lint.dialects.common import resolve as resolve_key
 from shapelint.lint.model import Derivation, Dim, Formula, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Scalar
 
 # Ordered: most specific evidence first.
-DIALECTS: list[ModuleType] = [
+DIALECTS: list[Dialect] = [
     maxtext,
     llama,
     litgpt,
@@ -73,7 +72,7 @@ DIALECTS: list[ModuleType] = [
 
 # Dialects that fill framework defaults for keys a mapping leaves out: reading a mapping with
 # one of them is a decision about the whole mapping, so they never contribute second.
-DEFAULTING: frozenset[ModuleType] = frozenset({litgpt, nanogpt, gptfast})
+DEFAULTING: tuple[Dialect, ...] = (litgpt, nanogpt, gptfast)
 
 # Derived values a stated value from another reader may replace: they were only ever a
 # fallback for the stated value being absent.
@@ -136,7 +135,7 @@ def stated_only(config: ModelConfig) -> ModelConfig:
     return replace(config, dims=dims)
 
 
-def claims(candidate: Candidate, lead: ModuleType | None = None) -> list[ModuleType]:
+def claims(candidate: Candidate, lead: Dialect | None = None) -> list[Dialect]:
     """The dialects that contribute to ``candidate``, most specific first."""
     found = [m for m in DIALECTS if m.detect(candidate)]
     if lead is not None and lead not in found and _uses_keys_of(lead, candidate):
@@ -148,7 +147,7 @@ def claims(candidate: Candidate, lead: ModuleType | None = None) -> list[ModuleT
 
 
 def resolve(
-    doc: Document, candidate: Candidate, keys: KeyAliases, lead: ModuleType | None = None
+    doc: Document, candidate: Candidate, keys: KeyAliases, lead: Dialect | None = None
 ) -> list[ModelConfig]:
     """The configs one candidate holds, every contributing reader merged."""
     primary: ModelConfig | None = None
@@ -289,7 +288,7 @@ def _section(candidate: Candidate) -> str | None:
     return head or None
 
 
-def _group_dialect(group: list[Candidate]) -> ModuleType | None:
+def _group_dialect(group: list[Candidate]) -> Dialect | None:
     """The most specific dialect that detects any entry of the group."""
     for module in DIALECTS:
         if any(module.detect(c) for c in group):
@@ -297,7 +296,7 @@ def _group_dialect(group: list[Candidate]) -> ModuleType | None:
     return None
 
 
-def _uses_keys_of(module: ModuleType, candidate: Candidate) -> bool:
+def _uses_keys_of(module: Dialect, candidate: Candidate) -> bool:
     """Whether ``candidate`` is written in ``module``'s key names (without its markers)."""
     uses = getattr(module, "uses_keys", None)
     return bool(uses(candidate)) if uses is not None else False

@@ -13,11 +13,29 @@ from collections.abc import Callable as AbcCallable
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
+from shapelint.lint.arith import round_up as round_up  # re-exported for the dialects
 from shapelint.lint.model import Derivation, Dim, Formula, ModelConfig, Value, normalize_dtype
-from shapelint.lint.source import Candidate, Mapping, Node, Scalar
+from shapelint.lint.source import Candidate, Document, Mapping, Node, Scalar
 
 KeyAliases = AbcMapping[Dim, tuple[str, ...]]
+
+
+class Dialect(Protocol):
+    """What a dialect module provides; `DIALECTS` is typed with it, so mypy checks each one."""
+
+    NAME: str
+
+    def detect(self, candidate: Candidate) -> bool:
+        """Whether ``candidate`` carries this framework's evidence."""
+        ...
+
+    def extract(
+        self, doc: Document, candidate: Candidate, extra_keys: KeyAliases
+    ) -> list[ModelConfig]:
+        """The configs this framework reads from ``candidate``, with its own formulas."""
+        ...
 
 
 def normalize_key(key: str) -> str:
@@ -87,11 +105,6 @@ def derived(
     return Value(
         value, key or first.key, first.span, derived_from=sources, formula=formula, kind=kind
     )
-
-
-def round_up(n: int, multiple: int) -> int:
-    """The smallest multiple of ``multiple`` that is >= n."""
-    return -(-n // multiple) * multiple
 
 
 @dataclass
@@ -217,6 +230,15 @@ def head_dim_split(get: AbcCallable[[Dim], int | None]) -> int | None:
     """hidden / heads when heads divide hidden."""
     h, a = get(Dim.HIDDEN), get(Dim.HEADS)
     return h // a if h and a and h % a == 0 else None
+
+
+def llama_ffn(dim: int, multiple_of: int, multiplier: float | None) -> int:
+    """Llama's FeedForward hidden width for model width ``dim`` (``params.json`` and any
+    config whose keys a user mapped to ``multiple_of`` / ``ffn_dim_multiplier``)."""
+    hidden = int(2 * (4 * dim) / 3)
+    if multiplier is not None:
+        hidden = int(multiplier * hidden)
+    return round_up(hidden, multiple_of)
 
 
 def looks_like_model(dims: AbcMapping[Dim, Value]) -> bool:

@@ -16,11 +16,11 @@ from shapelint.lint.dialects.common import (
     Builder,
     KeyAliases,
     derived,
+    llama_ffn,
     looks_like_model,
     resolve,
     scalar_value,
 )
-from shapelint.lint.dialects.llama import llama_ffn
 from shapelint.lint.model import Derivation, Dim, ModelConfig
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar, Sequence
 

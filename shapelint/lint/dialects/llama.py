@@ -17,7 +17,7 @@ FFN width when not stated, as Llama's ``FeedForward`` computes it::
 
 from __future__ import annotations
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model, round_up
+from shapelint.lint.dialects.common import Builder, KeyAliases, derived, llama_ffn, looks_like_model
 from shapelint.lint.model import Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document
 
@@ -28,14 +28,6 @@ def detect(candidate: Candidate) -> bool:
     """``dim`` and ``n_heads`` at the top level, and no HF ``hidden_size``."""
     keys = set(candidate.root.keys())
     return "dim" in keys and "n_heads" in keys and "hidden_size" not in keys
-
-
-def llama_ffn(dim: int, multiple_of: int, multiplier: float | None) -> int:
-    """Llama's FeedForward hidden width for model width ``dim``."""
-    hidden = int(2 * (4 * dim) / 3)
-    if multiplier is not None:
-        hidden = int(multiplier * hidden)
-    return round_up(hidden, multiple_of)
 
 
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:

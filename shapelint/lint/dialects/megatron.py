@@ -56,10 +56,6 @@ def _flag_keys(mapping: Mapping) -> bool:
     return any(entry.key.startswith("--") for entry in mapping.entries)
 
 
-def _dotted_keys(mapping: Mapping) -> bool:
-    return any("." in entry.key for entry in mapping.entries)
-
-
 def detect(candidate: Candidate) -> bool:
     """A ``language_model`` mapping with a model key, or a ``MODEL_ARGS`` flag block."""
     root = candidate.root
