@@ -580,3 +580,67 @@ def test_builder_return_is_a_config_whose_fixes_are_unsafe(tmp_path: Path) -> No
     out, err = io.StringIO(), io.StringIO()
     assert main(["check", "--fix", "--min-slowdown", "0", str(path)], out, err) == 1
     assert path.read_text() == BUILDER.lstrip("\n")
+
+
+def test_torchtune_builder_is_a_config_named_by_the_function() -> None:
+    source = """
+    def llama3_8b() -> TransformerDecoder:
+        return llama3(
+            vocab_size=128_256,
+            num_layers=32,
+            num_heads=32,
+            num_kv_heads=8,
+            embed_dim=4096,
+            max_seq_len=8192,
+            intermediate_dim=14336,
+        )
+    """
+    doc = parse_python("_model_builders.py", textwrap.dedent(source).lstrip("\n"))
+    assert [c.name for c in doc.candidates] == ["llama3_8b"]
+    # torchtune's embed_dim / intermediate_dim are not a built-in key family (SL009 says so
+    # and prints the settings line); mapped, the builder reads fully.
+    mapped = {Dim.HIDDEN: ("embed_dim",), Dim.FFN: ("intermediate_dim",)}
+    (found,) = extract(doc, mapped)
+    assert found.name == "llama3_8b"
+    assert {
+        k: dims(found)[k] for k in ("hidden", "heads", "kv_heads", "ffn", "layers", "vocab")
+    } == {
+        "hidden": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "ffn": 14336,
+        "layers": 32,
+        "vocab": 128256,
+    }
+
+
+def test_megatron_mla_head_dim_and_a_none_hf_config() -> None:
+    source = """
+    class KimiK2Provider(Base):
+        hidden_size: int = 7168
+        num_attention_heads: int = 64
+        num_layers: int = 61
+        kv_channels: int = 64  # not the attention head dim of an MLA model
+        q_lora_rank: int = 1536
+        kv_lora_rank: int = 512
+        qk_head_dim: int = 128
+        qk_pos_emb_head_dim: int = 64
+        v_head_dim: int = 128
+
+    class Ministral3B:
+        hf_config: Optional["Mistral3Config"] = None  # not LitGPT's hf_config=dict(…)
+        hidden_size: int = 3072
+        num_attention_heads: int = 32
+        num_layers: int = 26
+        ffn_hidden_size: int = 9216
+        rotary_base: int = 1000000
+    """
+    kimi = named(configs(source.replace("(Base)", "")), "KimiK2Provider")
+    assert dims(kimi)["head_dim"] == 192  # qk_head_dim + qk_pos_emb_head_dim
+    ministral = named(configs(source), "Ministral3B")
+    assert ministral.dialect != "litgpt"
+    assert {k: dims(ministral)[k] for k in ("hidden", "layers", "ffn")} == {
+        "hidden": 3072,
+        "layers": 26,
+        "ffn": 9216,
+    }

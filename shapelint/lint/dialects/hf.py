@@ -233,14 +233,18 @@ def _take_common(b: Builder, stack: str = "") -> None:
         mq = b.lookup("multi_query")
         if mq is not None and mq.value is True:
             b.set(Dim.KV_HEADS, derived(1, (mq,), "multi_query: true → 1 KV head"))
-    nope, rope = b.lookup("qk_nope_head_dim"), b.lookup("qk_rope_head_dim")
+    # MLA: HF's qk_nope/qk_rope, Megatron-core's qk_head_dim/qk_pos_emb_head_dim.
+    nope = b.lookup("qk_nope_head_dim", "qk_head_dim")
+    rope = b.lookup("qk_rope_head_dim", "qk_pos_emb_head_dim")
     if nope is not None and rope is not None and nope.as_int and rope.as_int is not None:
         b.set(
             Dim.HEAD_DIM,
             derived(nope.as_int + rope.as_int, (nope, rope), "qk_nope_head_dim + qk_rope_head_dim"),
         )
         b.take(Dim.V_HEAD_DIM, "v_head_dim")
-    b.take(Dim.HEAD_DIM, *HEAD_DIM)
+    if b.lookup("kv_lora_rank", "q_lora_rank") is None:
+        # In an MLA config kv_channels / head_dim is not the attention head dim.
+        b.take(Dim.HEAD_DIM, *HEAD_DIM)
     _qwen1_ffn(b)
     ffn = b.take(Dim.FFN, *FFN, "encoder_ffn_dim", "decoder_ffn_dim")
     hidden = b.dims.get(Dim.HIDDEN)

@@ -90,6 +90,8 @@ PYTHON_KINDS = frozenset({"call", "dict", "class", "init", "module"})
 def detect(candidate: Candidate) -> bool:
     """A LitGPT ``Config`` mapping, or a LitGPT YAML training config."""
     keys = set(candidate.root.keys())
+    if not isinstance(candidate.root.get("hf_config"), Mapping):
+        keys.discard("hf_config")  # LitGPT writes dict(org=…, name=…); a None is not evidence
     if "model_type" in keys or "architectures" in keys:
         return False
     if keys & SHAPE_KEYS and keys & LITGPT_KEYS:
