@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from conftest import parse_text
@@ -23,7 +24,7 @@ from shapelint.lint.model import Dim, Edit, Finding, Fix, ModelConfig, Target
 from shapelint.lint.runner import LintOptions, lint_document
 from shapelint.lint.source import LineIndex
 from shapelint.perf.gpus import lookup
-from shapelint.rules.base import Rule, make_fix
+from shapelint.rules.base import Rule, RuleModule, make_fix
 
 OPTIONS = LintOptions(gpus=(lookup("H100-SXM"),))
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
@@ -106,10 +107,12 @@ def fake_rule(
 
 
 @pytest.fixture
-def with_rule(monkeypatch: pytest.MonkeyPatch) -> Callable[[SimpleNamespace], None]:
-    def install(module: SimpleNamespace) -> None:
-        rules = runner.config_rules()
-        monkeypatch.setattr(runner, "config_rules", lambda: [*rules, module])
+def with_rule() -> Callable[..., LintOptions]:
+    """OPTIONS whose runner runs the shipped rules plus ``modules`` (no global patched)."""
+
+    def install(*modules: SimpleNamespace) -> LintOptions:
+        rules = (*runner.config_rules(), *(cast(RuleModule, m) for m in modules))
+        return replace(OPTIONS, rules=rules)
 
     return install
 
@@ -124,7 +127,7 @@ BATCH = (
 
 
 def test_fix_with_two_edits_keeps_the_global_batch(
-    with_rule: Callable[[SimpleNamespace], None],
+    with_rule: Callable[..., LintOptions],
 ) -> None:
     # The SL2xx batch rules change the micro-batch and keep the global batch by adjusting
     # gradient accumulation: one fix, two edits.
@@ -143,15 +146,17 @@ def test_fix_with_two_edits_keeps_the_global_batch(
 
     module = fake_rule("SL901", check)
     rule = module.RULE
-    with_rule(module)
+    options = with_rule(module)
     doc = parse_text(BATCH, "yaml", "neox.yml")
-    result = fix_document(doc, OPTIONS)
+    result = fix_document(doc, options)
     assert result.failed == []
     assert [f.code for f in result.applied] == ["SL901"]
     assert result.text == BATCH.replace(": 3,", ": 4,").replace(": 8,", ": 6,")
 
 
-def test_fix_that_breaks_the_file_is_rejected(with_rule: Callable[[SimpleNamespace], None]) -> None:
+def test_fix_that_breaks_the_file_is_rejected(
+    with_rule: Callable[..., LintOptions],
+) -> None:
     def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         v = config.get(Dim.LAYERS)
         if v is None or v.as_int != 12:
@@ -161,8 +166,8 @@ def test_fix_that_breaks_the_file_is_rejected(with_rule: Callable[[SimpleNamespa
 
     module = fake_rule("SL902", check)
     rule = module.RULE
-    with_rule(module)
-    result = fix_document(parse_text(GPT2), OPTIONS)
+    options = with_rule(module)
+    result = fix_document(parse_text(GPT2), options)
     assert [f.code for f in result.applied] == ["SL101"]  # the good fix still goes in
     (failed,) = result.failed
     assert failed.finding.code == "SL902"
@@ -171,7 +176,7 @@ def test_fix_that_breaks_the_file_is_rejected(with_rule: Callable[[SimpleNamespa
 
 
 def test_fix_that_does_not_resolve_its_finding_is_rejected(
-    with_rule: Callable[[SimpleNamespace], None],
+    with_rule: Callable[..., LintOptions],
 ) -> None:
     def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         v = config.get(Dim.LAYERS)
@@ -182,15 +187,15 @@ def test_fix_that_does_not_resolve_its_finding_is_rejected(
 
     module = fake_rule("SL903", check)
     rule = module.RULE
-    with_rule(module)
-    result = fix_document(parse_text(GPT2), OPTIONS)
+    options = with_rule(module)
+    result = fix_document(parse_text(GPT2), options)
     (failed,) = result.failed
     assert "still fires after the fix" in failed.reason
     assert '"n_layer": 12' in result.text
 
 
 def test_fix_that_creates_a_finding_is_rejected(
-    with_rule: Callable[[SimpleNamespace], None],
+    with_rule: Callable[..., LintOptions],
 ) -> None:
     def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         v = config.get(Dim.HEADS)
@@ -201,14 +206,14 @@ def test_fix_that_creates_a_finding_is_rejected(
 
     module = fake_rule("SL904", check)
     rule = module.RULE
-    with_rule(module)
-    result = fix_document(parse_text(GPT2), OPTIONS)
+    options = with_rule(module)
+    result = fix_document(parse_text(GPT2), options)
     (failed,) = result.failed
     assert failed.reason.startswith("the fix would introduce SL003")
 
 
 def test_fix_that_changes_a_number_into_a_string_is_rejected(
-    with_rule: Callable[[SimpleNamespace], None],
+    with_rule: Callable[..., LintOptions],
 ) -> None:
     def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         v = config.get(Dim.LAYERS)
@@ -219,13 +224,13 @@ def test_fix_that_changes_a_number_into_a_string_is_rejected(
 
     module = fake_rule("SL905", check)
     rule = module.RULE
-    with_rule(module)
-    (failed,) = fix_document(parse_text(GPT2), OPTIONS).failed
+    options = with_rule(module)
+    (failed,) = fix_document(parse_text(GPT2), options).failed
     assert "reads '16' after the fix" in failed.reason
 
 
 def test_conflicting_fix_waits_for_the_next_pass(
-    with_rule: Callable[[SimpleNamespace], None],
+    with_rule: Callable[..., LintOptions],
 ) -> None:
     # SL906 wants a different edit of the vocab than SL101; SL101 (lower code) goes first and
     # SL906, re-checked on the fixed text, no longer fires.
@@ -239,14 +244,14 @@ def test_conflicting_fix_waits_for_the_next_pass(
 
     module = fake_rule("SL906", check)
     rule = module.RULE
-    with_rule(module)
-    result = fix_document(parse_text(GPT2), OPTIONS)
+    options = with_rule(module)
+    result = fix_document(parse_text(GPT2), options)
     assert [f.code for f in result.applied] == ["SL101"]
     assert result.failed == []
     assert '"vocab_size": 50304' in result.text
 
 
-def test_loop_stops_after_max_passes(with_rule: Callable[[SimpleNamespace], None]) -> None:
+def test_loop_stops_after_max_passes(with_rule: Callable[..., LintOptions]) -> None:
     # Four rules want four different vocab sizes: each pass applies the lowest code's fix and
     # defers the others (same span); after MAX_PASSES passes the last one is left as found.
     def floor_rule(code: str, floor: int, new: int) -> SimpleNamespace:
@@ -260,19 +265,23 @@ def test_loop_stops_after_max_passes(with_rule: Callable[[SimpleNamespace], None
         module = fake_rule(code, check)
         return module
 
-    for code, floor, new in (
-        ("SL911", 50400, 50432),
-        ("SL912", 50500, 50560),
-        ("SL913", 50600, 50624),
-    ):
-        with_rule(floor_rule(code, floor, new))
-    result = fix_document(parse_text(GPT2), OPTIONS)
+    options = with_rule(
+        *(
+            floor_rule(code, floor, new)
+            for code, floor, new in (
+                ("SL911", 50400, 50432),
+                ("SL912", 50500, 50560),
+                ("SL913", 50600, 50624),
+            )
+        )
+    )
+    result = fix_document(parse_text(GPT2), options)
     assert fixer.MAX_PASSES == 3
     assert result.passes == 3
     assert [f.code for f in result.applied] == ["SL101", "SL911", "SL912"]
     assert result.failed == []
     assert '"vocab_size": 50560' in result.text
-    _, remaining = lint_document(parse_text(result.text), OPTIONS)
+    _, remaining = lint_document(parse_text(result.text), options)
     assert [f.code for f in remaining] == ["SL913"]
 
 

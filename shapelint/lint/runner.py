@@ -30,7 +30,7 @@ from shapelint.lint.model import (
 )
 from shapelint.lint.source import Document, file_disables, suppression_reason
 from shapelint.perf.gpus import GPU
-from shapelint.rules import REGISTRY, config_rules
+from shapelint.rules import REGISTRY, RuleModule, config_rules
 
 if TYPE_CHECKING:
     from shapelint.lint.assumed import AssumedTarget
@@ -78,6 +78,8 @@ class LintOptions:
     baseline: Baseline | None = None
     # Settings' [severity]: code or prefix → "error" | "warning" | "info" | "off".
     severity: Mapping[str, str] = field(default_factory=dict)
+    # The config rules to run; None: every rule in the registry (`rules.config_rules`).
+    rules: tuple[RuleModule, ...] | None = None
 
 
 @dataclass
@@ -317,7 +319,7 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
     targets = [resolve_target(config, gpu, options) for gpu in options.gpus]
     primary = targets[0]
     out: list[Finding] = []
-    for module in config_rules():
+    for module in options.rules if options.rules is not None else config_rules():
         if not selected(module.RULE.code, options, config.path):
             continue
         for finding in module.check(config, primary):
