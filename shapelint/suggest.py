@@ -462,12 +462,17 @@ def changes_of(config: ModelConfig, shape: Shape, original: Shape) -> tuple[Chan
 
 
 class GemmCache:
-    """Memoizes the model's time of each GEMM across candidates while a search runs.
+    """Memoizes the model's per-GEMM functions across candidates while a search runs.
 
-    `shapelint.perf.estimate.step_time` looks GEMMs up through `op_time`; candidates share
-    most of their GEMMs (the same hidden size, FFN width or head dim), so each distinct GEMM
-    on each GPU is computed once. The cache is installed only inside `active`.
+    `shapelint.perf.estimate.step_time` computes each GEMM through `op_time` (and, where the
+    model has it, scales it to the sustained rate with `sustained`); candidates share most of
+    their GEMMs (the same hidden size, FFN width or head dim), so each distinct call is made
+    once. Those functions are pure; the cache is installed only inside `active`, and a name
+    the model does not have is left alone (the cache then saves less, never changes a time).
     """
+
+    # Functions of shapelint.perf.estimate that are memoized, if present.
+    NAMES = ("op_time", "sustained")
 
     def __init__(self) -> None:
         self.hits = 0
@@ -475,44 +480,54 @@ class GemmCache:
 
     @contextmanager
     def active(self) -> Iterator[None]:
-        """Route `op_time` through the cache for the duration of the block."""
+        """Route the model's per-GEMM functions through the cache for the block."""
         from shapelint.perf import estimate
 
-        original = estimate.op_time
-        memo: dict[tuple[object, ...], object] = {}
+        originals = {n: getattr(estimate, n) for n in self.NAMES if hasattr(estimate, n)}
+        for name, function in originals.items():
+            setattr(estimate, name, self._memoized(function))
+        try:
+            yield
+        finally:
+            for name, function in originals.items():
+                setattr(estimate, name, function)
+
+    def _memoized(self, function: Callable[..., object]) -> Callable[..., object]:
+        # Arguments are keyed by value when hashable (a Gemm, a float) and by identity when
+        # not (a GPU holds mappings); the memo keeps every argument alive beside its result,
+        # so an identity is never reused by another object while the cache lives.
+        memo: dict[tuple[object, ...], tuple[tuple[object, ...], object]] = {}
 
         def cached(*args: object, **kwargs: object) -> object:
-            # GEMMs are frozen dataclasses (hashable); a GPU holds mappings, so by identity
-            # (the targets keep every GPU alive while the search runs).
-            if len(args) == 2 and not kwargs:  # op_time(gemm, gpu), the usual call
-                key: tuple[object, ...] = (args[0], id(args[1]))
+            if len(args) == 2 and not kwargs:  # op_time(gemm, gpu), sustained(time, fraction)
+                key: tuple[object, ...] = (_key(args[0]), _key(args[1]))
             else:
                 key = (
-                    tuple(a if _hashable(a) else id(a) for a in args),
-                    tuple(sorted((k, v if _hashable(v) else id(v)) for k, v in kwargs.items())),
+                    tuple(_key(a) for a in args),
+                    tuple(sorted((k, _key(v)) for k, v in kwargs.items())),
                 )
             hit = memo.get(key)
             if hit is not None:
                 self.hits += 1
-                return hit
+                return hit[1]
             self.misses += 1
-            result = original(*args, **kwargs)  # type: ignore[arg-type]
-            memo[key] = result
+            result = function(*args, **kwargs)
+            memo[key] = ((*args, *kwargs.values()), result)
             return result
 
-        estimate.op_time = cached  # type: ignore[assignment]
-        try:
-            yield
-        finally:
-            estimate.op_time = original
+        return cached
 
 
-def _hashable(x: object) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
+# Types whose instances hash quickly and by value; anything else is keyed by identity (a
+# GemmTime would hash by value too, but hashing its 21 fields costs more than the call).
+_BY_VALUE = (int, float, str, bool, type(None))
+
+
+def _key(x: object) -> object:
+    kind = type(x)
+    if kind in _BY_VALUE or kind.__name__ == "Gemm":
+        return x
+    return ("id", id(x))
 
 
 Progress = Callable[[int, int], None]

@@ -11,6 +11,7 @@ import ast
 import io
 import itertools
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapelint.cli import main
-from shapelint.commands.suggest import ProgressLine
-from shapelint.lint.model import Dim, ModelConfig, Target, Value
+from shapelint.commands.suggest import ProgressLine, checked_rules, validator
+from shapelint.lint.model import Dim, Finding, ModelConfig, Severity, Target, Value
 from shapelint.lint.source import Span
 from shapelint.perf.estimate import step_time
 from shapelint.perf.gpus import load_table
+from shapelint.rules.base import Rule
 from shapelint.suggest import GemmCache, SuggestOptions, search
 
 # GPT-3 2.7B (Brown et al. 2020, Table 2.1: 32 layers, d_model 2560, 32 heads of 80) with
@@ -414,3 +416,62 @@ def test_gemm_cache_changes_no_step_time() -> None:
     assert plain == first == second
     assert cache.hits > 0 and cache.misses > 0
     assert step_time(config, target).total_s == plain  # the cache is gone after the block
+
+
+# --- engine rules filter candidates ------------------------------------------------------
+
+
+class _EngineRule:
+    """A stand-in SL3xx rule: an engine that refuses 20 heads (error) and one that runs any
+    head count not a multiple of 8 on a slower kernel (warning)."""
+
+    def __init__(self, code: str, severity: Severity, fires: Callable[[ModelConfig], bool]):
+        self.RULE = Rule(code, "test-engine", severity, "test", "test")
+        self.EXAMPLES: list[object] = []
+        self.fires = fires
+
+    def check(self, config: ModelConfig, target: Target) -> Iterator[Finding]:
+        heads = config.get(Dim.HEADS)
+        if heads is not None and self.fires(config):
+            yield self.RULE.finding(config, heads, "refused")
+
+
+def _gpt3_config() -> ModelConfig:
+    return ModelConfig(
+        "",
+        "config.json",
+        "hf",
+        {
+            Dim.HIDDEN: _value("hidden_size", 2560),
+            Dim.HEADS: _value("num_attention_heads", 32),
+            Dim.FFN: _value("intermediate_size", 10240),
+            Dim.LAYERS: _value("num_hidden_layers", 32),
+            Dim.VOCAB: _value("vocab_size", 50304),
+        },
+    )
+
+
+def test_engine_errors_reject_and_warnings_only_when_new() -> None:
+    config = _gpt3_config()
+    target = Target(gpu=load_table(None).lookup("A100"), seq_len=2048)
+    options = SuggestOptions(top=50)
+    plain = search(config, [target], options, valid=validator(config, target))
+    assert any(c.shape.heads == 20 for c in plain.candidates)
+
+    refuses_20 = _EngineRule("SL398", "error", lambda c: c.int(Dim.HEADS) == 20)
+    odd = _EngineRule("SL399", "warning", lambda c: (c.int(Dim.HEADS) or 0) % 8 != 0)
+    rules = [*checked_rules(), refuses_20, odd]
+    result = search(config, [target], options, valid=validator(config, target, rules))  # type: ignore[list-item]
+    assert result.candidates
+    assert all(c.shape.heads != 20 for c in result.candidates)
+    # The original (32 heads) has no SL399 warning, so no candidate may bring one.
+    assert all(c.shape.heads % 8 == 0 for c in result.candidates)
+    # A warning the original already has does not reject: 32 heads warn here too.
+    every = _EngineRule("SL399", "warning", lambda c: True)
+    lenient = search(
+        config,
+        [target],
+        options,
+        valid=validator(config, target, [*checked_rules(), every]),  # type: ignore[list-item]
+    )
+    assert [c.shape for c in lenient.candidates] == [c.shape for c in plain.candidates]

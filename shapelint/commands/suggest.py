@@ -17,10 +17,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from shapelint.lint.model import Finding, Fix, ModelConfig, Target
     from shapelint.lint.runner import LintOptions
     from shapelint.lint.source import Document
     from shapelint.lint.writer import Snapshot
+    from shapelint.rules.base import RuleModule
     from shapelint.suggest import Candidate, Shape, Suggestions
 
 # Rule families a candidate must pass: SL0xx (the config describes a working model) and SL3xx
@@ -172,24 +175,32 @@ def load(args: argparse.Namespace) -> Loaded:
     return Loaded(path, snapshot, doc, configs[0], options)
 
 
-def _rule_findings(config: ModelConfig, target: Target, prefixes: tuple[str, ...]) -> list[Finding]:
+def checked_rules() -> list[RuleModule]:
+    """The config rules a candidate is checked with: SL0xx, SL1xx and SL3xx, in code order."""
     from shapelint.rules import config_rules
 
-    out: list[Finding] = []
-    for module in config_rules():
-        if module.RULE.code.startswith(prefixes):
-            out.extend(module.check(config, target))
-    return out
+    return [m for m in config_rules() if m.RULE.code.startswith((*REQUIRED, ALIGNMENT))]
 
 
-def validator(config: ModelConfig, target: Target) -> Callable[[ModelConfig, Target], bool]:
-    """The rule check of a candidate: no SL0xx or SL3xx finding, and no SL1xx code the
-    original (``config`` on ``target``) did not already have."""
-    had = {f.code for f in _rule_findings(config, target, (ALIGNMENT,))}
+def _findings(config: ModelConfig, target: Target, rules: Sequence[RuleModule]) -> list[Finding]:
+    return [f for module in rules for f in module.check(config, target)]
+
+
+def validator(
+    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
+) -> Callable[[ModelConfig, Target], bool]:
+    """The rule check of a candidate: no SL0xx finding and no SL3xx error (the config does
+    not describe a working model, or an engine of the target refuses it), and no SL1xx or
+    SL3xx warning whose code the original (``config`` on ``target``) did not already have
+    (never worse aligned, never onto a slower engine kernel). ``rules`` defaults to
+    `checked_rules`."""
+    modules = checked_rules() if rules is None else list(rules)
+    had = {f.code for f in _findings(config, target, modules)}
 
     def valid(candidate: ModelConfig, cand_target: Target) -> bool:
-        for f in _rule_findings(candidate, cand_target, (*REQUIRED, ALIGNMENT)):
-            if f.code.startswith(REQUIRED) or f.code not in had:
+        for f in _findings(candidate, cand_target, modules):
+            fatal = f.code.startswith("SL0") or (f.code.startswith("SL3") and f.severity == "error")
+            if fatal or f.code not in had:
                 return False
         return True
 
