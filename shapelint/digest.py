@@ -15,3 +15,8 @@ except ImportError:  # pragma: no cover - a Python built without its own BLAKE2
 def digest(data: bytes) -> str:
     """A 128-bit BLAKE2b hex digest of ``data``."""
     return blake2b(data, digest_size=16).hexdigest()
+
+
+def keyed_digest(data: bytes, key: bytes, size: int = 32) -> bytes:
+    """A keyed BLAKE2b digest (a MAC) of ``data`` under the secret ``key``."""
+    return blake2b(data, key=key, digest_size=size).digest()

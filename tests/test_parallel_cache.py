@@ -222,3 +222,44 @@ def test_a_result_a_worker_cannot_send_is_linted_here(
     one = run("check", "--no-cache", "--jobs", "1", "--format", "json", str(tree))
     monkeypatch.setattr(cache_mod, "dumps", lambda result: None)  # as if nothing pickled
     assert run("check", "--no-cache", "--jobs", "2", "--format", "json", str(tree)) == one
+
+
+class _Planted:
+    """A pickle that creates a file when it is loaded (what a hostile cache entry would do)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (self.marker, "w"))
+
+
+def test_planted_entries_are_never_unpickled(tmp_path: Path, parses: Counter[str]) -> None:
+    # The cache directory can sit in a tree a pull request controls: an entry without this
+    # user's MAC is a miss, and its pickle is never loaded.
+    import pickle
+
+    cache_dir = Path(os.environ["SHAPELINT_CACHE_DIR"])
+    tree = _tree(tmp_path / "t", corpus_files=0)
+    first = run("check", str(tree))
+    entries = [p for p in cache_dir.rglob("*") if p.is_file() and len(p.name) == 32]
+    assert entries
+    marker = tmp_path / "executed"
+    for p in entries:
+        p.write_bytes(pickle.dumps(_Planted(str(marker))))
+    parses.clear()
+    assert run("check", str(tree)) == first
+    assert not marker.exists()
+    assert sum(parses.values()) == len(entries)
+    # A MAC made with another key is refused as well.
+    for p in entries:
+        payload = pickle.dumps(_Planted(str(marker)))
+        p.write_bytes(cache_mod.keyed_digest(payload, b"k" * 32) + payload)
+    assert run("check", str(tree)) == first
+    assert not marker.exists()
+
+
+def test_cache_key_is_private_to_the_user() -> None:
+    secret = cache_mod.user_secret()
+    assert secret is not None and len(secret) == cache_mod.MAC_BYTES
+    assert os.stat(cache_mod.secret_path()).st_mode & 0o077 == 0

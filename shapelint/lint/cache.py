@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapelint import __version__
-from shapelint.digest import digest
+from shapelint.digest import digest, keyed_digest
 
 if TYPE_CHECKING:
     from shapelint.lint.discover import SourceFile
@@ -95,6 +95,50 @@ def canonical(value: object) -> str | None:
     return None
 
 
+# Entries are pickles, and the cache directory sits in the linted tree, where a pull request
+# could plant files: an entry is unpickled only when it carries a keyed BLAKE2 MAC made with a
+# secret kept outside the tree (per user, created on first use, mode 0600). A planted entry
+# fails the check and is a miss; it is never unpickled.
+MAC_BYTES = 32
+_SECRET: list[bytes | None] = []
+
+
+def _mac(secret: bytes, payload: bytes) -> bytes:
+    return keyed_digest(payload, secret, MAC_BYTES)
+
+
+def secret_path() -> str:
+    """Where this user's cache key lives (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "shapelint", "cache-key")
+
+
+def user_secret() -> bytes | None:
+    """This user's cache key, created on first use; None when it cannot be had (no cache)."""
+    if _SECRET:
+        return _SECRET[0]
+    path = secret_path()
+    found: bytes | None = None
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            with open(path, "rb") as fh:
+                found = fh.read()
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(os.urandom(MAC_BYTES))
+            with open(path, "rb") as fh:
+                found = fh.read()
+    except OSError:
+        found = None
+    if found is not None and len(found) != MAC_BYTES:
+        found = None  # a key being written by another process, or damaged: no cache this run
+    _SECRET.append(found)
+    return found
+
+
 class LintCache:
     """Cached lint results under one directory (see the module docstring)."""
 
@@ -136,8 +180,13 @@ class LintCache:
         """The stored result for ``key``, or None."""
         try:
             with open(self._path(key), "rb") as fh:
-                result = pickle.load(fh)
-        except Exception:  # missing, unreadable or from another Python: a miss
+                data = fh.read()
+            secret = user_secret()
+            mac, payload = data[:MAC_BYTES], data[MAC_BYTES:]
+            if secret is None or mac != _mac(secret, payload):
+                raise ValueError("not written by this user's shapelint")
+            result = pickle.loads(payload)  # only bytes this user's shapelint signed
+        except Exception:  # missing, unsigned, unreadable or from another Python: a miss
             self.misses += 1
             return None
         self.hits += 1
@@ -146,9 +195,11 @@ class LintCache:
     def put(self, key: str, result: FileResult) -> None:
         """Store ``result`` under ``key`` atomically; a failure to write is ignored."""
         path = self._path(key)
-        data = dumps(result)
-        if data is None:
+        payload = dumps(result)
+        secret = user_secret()
+        if payload is None or secret is None:
             return
+        data = _mac(secret, payload) + payload
         try:
             self._prepare(os.path.dirname(path))
             # Unique per process and entry; renamed over the entry only once complete.
