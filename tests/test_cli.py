@@ -181,3 +181,18 @@ def test_real_subprocess(tree: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0 and proc.stdout.startswith("shapelint ")
+
+
+def test_a_named_file_of_no_config_format_is_skipped_not_parsed_as_json(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\nSome prose with hidden_size: 4096 in it.\n")
+    code, out, err = run("-v", str(readme))
+    assert code == 0, out
+    assert "SL000" not in out and "All checks passed" not in out
+    assert "1 file skipped" in out
+    assert f"{readme}: skipped: not a config format shapelint reads" in err
+    # A named file without an extension is still read when its text is JSON.
+    params = tmp_path / "params"
+    params.write_text('{"dim": 4096, "n_heads": 32, "n_layers": 2, "vocab_size": 50257}\n')
+    code, out, _ = run(str(params))
+    assert code == 1 and "SL101" in out, out

@@ -102,6 +102,27 @@ def _not_regular(path: str) -> str | None:
     return "not a regular file"
 
 
+UNKNOWN_FORMAT = (
+    "not a config format shapelint reads (.json, .yaml, .yml, .toml, .py by name, "
+    "or JSON by content)"
+)
+
+
+def _sniff(path: str) -> str | None:
+    """The format of a named file whose extension says nothing: JSON when its text opens with
+    ``{`` or ``[``; None for any other text (a README is not a config). What is not a regular
+    file is left to the reader, which refuses it with the OS's reason without blocking."""
+    if not os.path.isfile(path):
+        return "json"
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return "json"  # the read fails again in the runner, as an SL000 naming the reason
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return "json" if text[:1] in (b"{", b"[") else None
+
+
 def _under_pre_commit() -> bool:
     return os.environ.get("PRE_COMMIT") == "1"
 
@@ -144,7 +165,11 @@ def discover(
                         seen.add(key)
                         yield SourceFile(os.path.normpath(full), kind, explicit=False)
         elif os.path.lexists(raw):
-            kind = kind_of(raw) or "json"
+            kind = kind_of(raw) or _sniff(raw)
+            if kind is None:
+                if skipped is not None:
+                    skipped.append(Skipped(os.path.normpath(raw), UNKNOWN_FORMAT))
+                continue
             key = os.path.realpath(raw)
             if key not in seen and not _excluded(raw, patterns):
                 seen.add(key)
