@@ -24,7 +24,6 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
     gemms: list[dict[str, Any]] = []
     for e in step.gemms:
         g, t = e.gemm, e.time
-        share = 1.0 / t.time_s if t.time_s > 0 else 0.0
         gemms.append(
             {
                 "name": g.name,
@@ -34,27 +33,12 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
                 "k": g.k,
                 "batch": g.batch,
                 "count": g.count,
-                "flops": t.flops,
-                "bytes": t.bytes,
-                "intensity": t.intensity,
-                "time_s": t.time_s,
-                "tflops": t.tflops,
-                "bound": t.bound,
                 "dtype": g.dtype,
                 "kind": g.kind,
                 "head_dim": g.head_dim or None,
-                "ridge": t.ridge,
                 "total_s": e.total_s,
                 "share_of_step": e.total_s / step.total_s if step.total_s > 0 else 0.0,
-                "tile": list(t.tile),
-                "split_k": t.split_k,
-                "tiles": t.tiles,
-                "waves": t.waves,
-                "wave_efficiency": t.wave_efficiency,
-                "align_factor": t.align_factor,
-                "lost_tiles": t.lost_tiles_s * share,
-                "lost_waves": t.lost_waves_s * share,
-                "lost_alignment": t.lost_alignment_s * share,
+                **t.report(),
             }
         )
     ops: list[dict[str, Any]] = [

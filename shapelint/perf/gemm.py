@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from shapelint.perf.gpus import ELEMENT_BYTES, GPU
 
@@ -159,6 +159,29 @@ class GemmTime:
     lost_tiles_s: float
     lost_waves_s: float
     lost_alignment_s: float
+
+    def report(self) -> dict[str, Any]:
+        """The timing as JSON-ready data (``explain`` and ``gemm`` print it); the lost times
+        are shares of ``time_s``."""
+        share = 1.0 / self.time_s if self.time_s > 0 else 0.0
+        return {
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "intensity": self.intensity,
+            "time_s": self.time_s,
+            "tflops": self.tflops,
+            "bound": self.bound,
+            "ridge": self.ridge,
+            "tile": list(self.tile),
+            "split_k": self.split_k,
+            "tiles": self.tiles,
+            "waves": self.waves,
+            "wave_efficiency": self.wave_efficiency,
+            "align_factor": self.align_factor,
+            "lost_tiles": self.lost_tiles_s * share,
+            "lost_waves": self.lost_waves_s * share,
+            "lost_alignment": self.lost_alignment_s * share,
+        }
 
 
 def largest_pow2_divisor(n: int) -> int:

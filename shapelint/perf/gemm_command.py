@@ -31,7 +31,6 @@ def describe(
     t: GemmTime = gemm_time(
         m, n, k, gpu=gpu, dtype=dtype, batch=batch, a_contig=a_contig, b_contig=b_contig
     )
-    share = 1.0 / t.time_s
     return {
         "gpu": gpu.name,
         "dtype": dtype,
@@ -40,22 +39,7 @@ def describe(
         "k": k,
         "batch": batch,
         "layout": layout,
-        "time_s": t.time_s,
-        "tflops": t.tflops,
-        "flops": t.flops,
-        "bytes": t.bytes,
-        "intensity": t.intensity,
-        "ridge": t.ridge,
-        "bound": t.bound,
-        "tile": list(t.tile),
-        "split_k": t.split_k,
-        "tiles": t.tiles,
-        "waves": t.waves,
-        "wave_efficiency": t.wave_efficiency,
-        "align_factor": t.align_factor,
-        "lost_tiles": t.lost_tiles_s * share,
-        "lost_waves": t.lost_waves_s * share,
-        "lost_alignment": t.lost_alignment_s * share,
+        **t.report(),
     }
 
 
