@@ -135,3 +135,39 @@ def test_a_levanter_file_lints_without_yaml_tag_errors(tmp_path: Path) -> None:
     assert code == 1, err.getvalue()
     assert "SL006" not in out.getvalue()
     assert '"SL102"' in out.getvalue()
+
+
+MARIN_STYLE = """\
+from levanter.models.llama import LlamaConfig
+from transformers import LlamaConfig as HfLlamaConfig
+
+llama_1_4b = LlamaConfig(
+    max_seq_len=4096,
+    hidden_dim=2048,
+    intermediate_dim=7168,
+    num_heads=16,
+    num_kv_heads=8,
+    num_layers=16,
+)
+hf = HfLlamaConfig(hidden_size=4096, num_attention_heads=32, num_hidden_layers=32)
+"""
+
+
+def test_levanter_config_classes_called_in_python() -> None:
+    found = {c.name: c for c in dialects.extract(parse("llama.py", MARIN_STYLE.encode(), "python"))}
+    levanter = found["llama_1_4b"]
+    assert levanter.dialect == "levanter"
+    assert ints(levanter) == {
+        "hidden": 2048,
+        "ffn": 7168,
+        "heads": 16,
+        "kv_heads": 8,
+        "layers": 16,
+        "seq_len": 4096,
+        "head_dim": 128,
+    }
+    assert levanter.seq_is_max_context  # max_seq_len: the model's maximum, not the batch's
+    assert levanter.gated_mlp is True
+    # Hugging Face's LlamaConfig (hidden_size, …) is not Levanter's.
+    assert found["hf"].dialect != "levanter"
+    assert found["hf"].int(Dim.HIDDEN) == 4096

@@ -17,7 +17,11 @@ subclass (``gpt2``, ``llama``, ``mistral``, ``mixtral``, ``qwen``, ``qwen3``, ``
       per_device_parallelism: 4
 
 Detected by ``model.type`` naming one of those types next to a Levanter shape key
-(``hidden_dim``, ``num_heads``, ``num_layers``) or a ``trainer`` block.
+(``hidden_dim``, ``num_heads``, ``num_layers``) or a ``trainer`` block; in Python, by a call
+of one of Levanter's config classes (`CLASSES`: ``LlamaConfig(hidden_dim=2048, num_heads=16,
+…)``, as Marin's experiments write them) with Levanter's ``hidden_dim`` and ``num_heads``
+(Hugging Face's ``LlamaConfig`` takes ``hidden_size``). Newer releases name the sequence
+``max_seq_len``: it is read as the model's maximum context, not the training length.
 
 A key the block leaves out is unknown, not a class default: the defaults change between
 Levanter releases and a YAML does not say which release it is for (``LlamaConfig`` had no
@@ -76,13 +80,45 @@ _DIMS: tuple[tuple[Dim, str], ...] = (
 )
 
 
+# Levanter's config classes, called in Python (Marin's ``experiments/*.py``:
+# ``llama_1_4b = LlamaConfig(max_seq_len=4096, hidden_dim=2048, …)``), by registered type.
+CLASSES = {
+    "Gpt2Config": "gpt2",
+    "BackpackConfig": "backpack",
+    "LlamaConfig": "llama",
+    "MistralConfig": "mistral",
+    "MixtralConfig": "mixtral",
+    "QwenConfig": "qwen",
+    "Qwen3Config": "qwen3",
+    "Olmo2Config": "olmo2",
+    "GemmaConfig": "gemma",
+    "Gemma2Config": "gemma2",
+    "Gemma3Config": "gemma3",
+}
+
+
 def _model(candidate: Candidate) -> Mapping | None:
+    if candidate.kind == "call":
+        return candidate.root
     model = candidate.root.get("model")
     return model if isinstance(model, Mapping) else None
 
 
+def _prefix(candidate: Candidate) -> str:
+    return "" if candidate.kind == "call" else "model."
+
+
 def model_type(candidate: Candidate) -> str | None:
-    """``model.type`` when it is a string."""
+    """``model.type`` when it is a string, or the type of the Levanter class a call builds
+    (a call must use Levanter's own key names: Hugging Face's ``LlamaConfig`` has none)."""
+    if candidate.kind == "call":
+        kind = CLASSES.get(candidate.callee.rsplit(".", 1)[-1])
+        root = candidate.root
+        if kind is None or not all(child(root, k) is not None for k in SHAPE_KEYS[:2]):
+            return None
+        return kind
+    if candidate.kind:
+        return None
     model = _model(candidate)
     found = child(model, "type") if model is not None else None
     if found is None or not isinstance(found[1], Scalar) or not isinstance(found[1].value, str):
@@ -95,6 +131,8 @@ def detect(candidate: Candidate) -> bool:
     kind = model_type(candidate)
     if kind is None or kind not in TYPES:
         return False
+    if candidate.kind == "call":
+        return True
     model = _model(candidate)
     assert model is not None
     trainer = candidate.root.get("trainer")
@@ -123,10 +161,13 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.pretrained = _truthy(b.lookup("initialize_from_hf")) or _truthy(
         b.lookup("initialize_from_checkpoint_path")
     )
-    anchor = b.lookup("model.type")
+    p = _prefix(candidate)
+    anchor = b.lookup("model.type") if p else b.lookup("hidden_dim")
     assert anchor is not None
     for dim, key in _DIMS:
-        b.take(dim, f"model.{key}")
+        b.take(dim, p + key)
+    if Dim.SEQ_LEN not in b.dims and b.take(Dim.SEQ_LEN, p + "max_seq_len") is not None:
+        b.seq_is_max_context = True  # newer Levanter: the model's maximum, not the batch's
     if kind == "gpt2":
         _gpt2_mlp(b, anchor)
     b.gated_mlp = kind in GATED_TYPES
@@ -162,7 +203,7 @@ def _without(config: ModelConfig, kinds: set[Derivation]) -> ModelConfig:
 def _gpt2_mlp(b: Builder, anchor: Value) -> None:
     """``Gpt2Config.Mlp``: hidden_dim · mlp_scale (default 4)."""
     hidden, h = b.dims.get(Dim.HIDDEN), b.int(Dim.HIDDEN)
-    scale = b.lookup("model.mlp_scale")
+    scale = b.lookup(_prefix(b.candidate) + "mlp_scale")
     if scale is None:
         scale = default(anchor, "mlp_scale", GPT2_MLP_SCALE, FRAMEWORK, "model")
     s = scale.as_int if scale.known else None
