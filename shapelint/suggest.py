@@ -159,6 +159,11 @@ class Suggestions:
     gemm_hits: int = 0
     gemm_misses: int = 0
     held: dict[str, str] = field(default_factory=dict)  # dim → why it was not searched
+    # The original's refusals on the first target ("SLxxx: message"): an SL0xx finding or an
+    # engine's refusal. When there are any, candidates need not be faster than the original.
+    refusals: tuple[str, ...] = ()
+    # Tensor-parallel sizes at which the target accepts the original shape unchanged.
+    accepted_tp: tuple[int, ...] = ()
 
     def speedup_pct(self, cand: Candidate, i: int) -> float:
         """(original / candidate − 1) × 100 on target ``i``."""
@@ -544,13 +549,15 @@ def search(
     vocab_fix: Fix | None = None,
     runtime_fixed: Sequence[str] = (),
     progress: Progress | None = None,
+    refusals: Sequence[str] = (),
 ) -> Suggestions:
     """Enumerate, prune, rank and validate the shapes near ``config`` on ``targets``.
 
     ``valid(candidate_config, target)`` is the rule check (SL0xx, SL1xx, SL3xx) of one
     candidate on the first target; it runs in rank order until ``options.top`` candidates
     pass (all of them with ``options.pareto``). Only candidates the model predicts faster than
-    the original (mean ratio below 1) are kept.
+    the original (mean ratio below 1) are kept, unless the original is refused (``refusals``:
+    it does not run, so the fastest shapes the target accepts are the answer).
     """
     from shapelint.perf.estimate import step_time, tokens_per_gpu
 
@@ -597,7 +604,7 @@ def search(
                 times.append(raw * tokens_per_gpu(t0) / tokens_per_gpu(t1))
             ratio = sum(x / y for x, y in zip(times, base_times, strict=True)) / len(times)
             score = ratio * original.params / n
-            if ratio < 1.0 and score < 1.0:
+            if refusals or (ratio < 1.0 and score < 1.0):
                 scored.append(Candidate(shape, n, tuple(times), ratio, score, (), cand_config))
         if progress is not None:
             progress(len(shapes), len(shapes))
@@ -629,6 +636,7 @@ def search(
         gemm_hits=cache.hits,
         gemm_misses=cache.misses,
         held=space.held,
+        refusals=tuple(refusals),
     )
 
 

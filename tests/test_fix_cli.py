@@ -322,14 +322,14 @@ def test_fix_hidden_below_the_threshold_is_not_a_new_finding(tmp_path: Path) -> 
     # faster; it was there all along, so the SL102 fix is kept and SL104 is fixed next.
     path = tmp_path / "params.json"
     path.write_text(
-        '{"dim": 128, "n_layers": 5, "n_heads": 16, "multiple_of": 2, "vocab_size": 512}\n'
+        '{"dim": 192, "n_layers": 5, "n_heads": 16, "multiple_of": 24, "vocab_size": 512}\n'
     )
     code, out, _ = run(str(path))
     assert "SL102" in out and "SL104" not in out
     code, out, err = run("--unsafe-fixes", "--show-fixes", str(path))
     assert (code, err) == (0, "")
     assert path.read_text() == (
-        '{"dim": 128, "n_layers": 5, "n_heads": 2, "multiple_of": 64, "vocab_size": 512}\n'
+        '{"dim": 192, "n_layers": 5, "n_heads": 3, "multiple_of": 64, "vocab_size": 512}\n'
     )
     assert "Fixed 2 problems; 0 remaining." in out
 

@@ -153,7 +153,7 @@ def test_text_names_the_model_the_target_and_the_original_time(tmp_path: Path) -
 
 def test_json_has_the_documented_fields(gpt3: Path) -> None:
     data = suggest_json(gpt3, "--gpu", "A100", "--top", "3")
-    assert set(data["original"]) == {"dims", "params", "step_time_s"}
+    assert set(data["original"]) == {"dims", "params", "step_time_s", "refused", "accepted_tp"}
     assert 1 <= len(data["candidates"]) <= 3
     for c in data["candidates"]:
         assert {"dims", "params", "step_time_s", "speedup_pct", "changes"} <= set(c)
@@ -475,3 +475,43 @@ def test_engine_errors_reject_and_warnings_only_when_new() -> None:
         valid=validator(config, target, [*checked_rules(), every]),  # type: ignore[list-item]
     )
     assert [c.shape for c in lenient.candidates] == [c.shape for c in plain.candidates]
+
+
+QWEN2_7B = (
+    Path(__file__).resolve().parents[2]
+    / "shared/corpus/hf_config_json/pytorch+executorch/examples/mediatek/models/llm_models"
+    / "weights/Qwen2-7B-Instruct/config.json"
+)
+
+
+@pytest.mark.skipif(not QWEN2_7B.is_file(), reason="the shared corpus is not beside the repo")
+def test_a_refused_original_gets_the_shapes_the_engine_accepts() -> None:
+    # Qwen2-7B at tp 8 on vLLM: 28 heads do not divide 8, so vLLM refuses the original; the
+    # answer is then not "nothing faster" but the shapes vLLM accepts, and the tp sizes at
+    # which the original runs unchanged.
+    raw = json.loads(QWEN2_7B.read_text())
+    heads, kv = raw["num_attention_heads"], raw["num_key_value_heads"]
+    data = suggest_json(QWEN2_7B, "--tp", "8", "--engine", "vllm", "--top", "3")
+    refused = data["original"]["refused"]
+    assert any(r.startswith("SL301:") and f"({heads})" in r for r in refused)
+    # vLLM's conditions (config/model.py, layers/linear.py at 0.34.0), computed here by hand.
+    expected_tp = [
+        t for t in range(1, 17) if heads % t == 0 and (kv % t == 0 if t <= kv else t % kv == 0)
+    ]
+    assert data["original"]["accepted_tp"] == expected_tp
+    assert data["candidates"], "a refused original still gets candidates"
+    for cand in data["candidates"]:
+        dims = cand["dims"]
+        assert dims["heads"] % 8 == 0
+        assert dims["kv_heads"] % 8 == 0 or 8 % dims["kv_heads"] == 0
+    code, out, _ = run(str(QWEN2_7B), "--tp", "8", "--engine", "vllm")
+    assert code == 0
+    assert "The target refuses the original: SL301" in out
+    assert "accepted at tp " + ", ".join(map(str, expected_tp)) in out
+    assert "No shape in the search is predicted faster" not in out
+
+
+def test_an_accepted_original_has_no_refusals(gpt3: Path) -> None:
+    data = suggest_json(gpt3, "--gpu", "A100")
+    assert data["original"]["refused"] == []
+    assert data["original"]["accepted_tp"] == []

@@ -186,6 +186,35 @@ def _findings(config: ModelConfig, target: Target, rules: Sequence[RuleModule]) 
     return [f for module in rules for f in module.check(config, target)]
 
 
+def _fatal(f: Finding) -> bool:
+    """An SL0xx finding (not a working model) or an engine's refusal (SL3xx error)."""
+    return f.code.startswith("SL0") or (f.code.startswith("SL3") and f.severity == "error")
+
+
+def refusals(
+    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
+) -> list[str]:
+    """The reasons the target refuses ``config`` as written, as ``SLxxx: message``."""
+    modules = checked_rules() if rules is None else list(rules)
+    return [f"{f.code}: {f.message}" for f in _findings(config, target, modules) if _fatal(f)]
+
+
+# The tensor-parallel sizes tried when the original is refused: one node and a little beyond.
+TP_TRIED = tuple(range(1, 17))
+
+
+def accepted_tp(
+    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
+) -> tuple[int, ...]:
+    """The sizes in `TP_TRIED` at which the target accepts ``config`` unchanged."""
+    modules = checked_rules() if rules is None else list(rules)
+    return tuple(
+        t
+        for t in TP_TRIED
+        if not any(_fatal(f) for f in _findings(config, replace(target, tp=t), modules))
+    )
+
+
 def validator(
     config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
 ) -> Callable[[ModelConfig, Target], bool]:
@@ -199,8 +228,7 @@ def validator(
 
     def valid(candidate: ModelConfig, cand_target: Target) -> bool:
         for f in _findings(candidate, cand_target, modules):
-            fatal = f.code.startswith("SL0") or (f.code.startswith("SL3") and f.severity == "error")
-            if fatal or f.code not in had:
+            if _fatal(f) or f.code not in had:
                 return False
         return True
 
@@ -301,21 +329,26 @@ def run_suggest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     runtime = [n for n in ("micro_batch", "tp") if getattr(args, n) is not None]
     progress = ProgressLine(err)
+    rules = checked_rules()
+    refused = refusals(config, targets[0], rules)
     try:
         result = search(
             config,
             targets,
             options,
-            valid=validator(config, targets[0]),
+            valid=validator(config, targets[0], rules),
             ffn_of_hidden=ffn_follower(loaded),
             vocab_fix=vocab_padding(config, targets[0]),
             runtime_fixed=runtime,
             progress=progress,
+            refusals=refused,
         )
     except SuggestError as exc:
         raise _usage(f"{loaded.path}: {exc}") from None
     finally:
         progress.close()
+    if refused:
+        result.accepted_tp = accepted_tp(config, targets[0], rules)
     if args.apply is not None:
         return apply_candidate(loaded, result, args.apply, out, err)
     if args.format == "json":
@@ -343,6 +376,8 @@ def to_json(result: Suggestions, path: str) -> dict[str, Any]:
             "dims": _dims_json(o),
             "params": o.params,
             "step_time_s": dict(zip(names, o.step_time_s, strict=True)),
+            "refused": list(result.refusals),
+            "accepted_tp": list(result.accepted_tp),
         },
         "candidates": [
             {
@@ -429,8 +464,26 @@ def render_text(result: Suggestions, path: str) -> str:
         reasons.setdefault(why, []).append(dim)
     for why, names in sorted(reasons.items(), key=lambda kv: sorted(kv[1])):
         lines.append(f"Kept as written: {' and '.join(sorted(names))} ({why}).")
+    for why in result.refusals:
+        lines.append(f"The target refuses the original: {why}")
+    if result.refusals:
+        if result.accepted_tp:
+            sizes = ", ".join(str(t) for t in result.accepted_tp)
+            lines.append(
+                f"As written it is accepted at tp {sizes} (a target change, no new weights)."
+            )
+        else:
+            lines.append(f"As written it is accepted at no tp from 1 to {TP_TRIED[-1]}.")
+        lines.append(
+            "Candidates are the shapes the target accepts, fastest first, whether or not "
+            "the model predicts them faster than the original."
+        )
     if not result.candidates:
-        lines.append("No shape in the search is predicted faster than the original.")
+        lines.append(
+            "No shape in the search is accepted by the target."
+            if result.refusals
+            else "No shape in the search is predicted faster than the original."
+        )
         return "\n".join(lines) + "\n"
     header = ["#", "changes", "params"]
     for t in result.targets:

@@ -100,6 +100,29 @@ INTEGER_DIMS: frozenset[Dim] = frozenset(
     }
 )
 
+# Dims that change how much work the model does per token (its capacity), unlike vocabulary
+# padding (rows never used) or the batch and parallel sizes: a fix that sets one of them is
+# estimated per model FLOP (`shapelint.perf.estimate.estimate_fix`), not per step.
+CAPACITY_DIMS: frozenset[Dim] = frozenset(
+    {
+        Dim.HIDDEN,
+        Dim.HEADS,
+        Dim.KV_HEADS,
+        Dim.HEAD_DIM,
+        Dim.V_HEAD_DIM,
+        Dim.FFN,
+        Dim.MOE_FFN,
+        Dim.LAYERS,
+        Dim.EXPERTS,
+        Dim.EXPERTS_PER_TOKEN,
+        Dim.SHARED_EXPERTS,
+        Dim.DENSE_LAYERS,
+        Dim.Q_LORA_RANK,
+        Dim.KV_LORA_RANK,
+        Dim.ROPE_HEAD_DIM,
+    }
+)
+
 
 class Derivation(str, enum.Enum):
     """How a derived `Value` was computed: rules test this, never the display formula."""

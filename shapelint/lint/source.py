@@ -179,7 +179,8 @@ class Candidate:
 
     JSON and YAML files give one candidate (the root mapping); a Python file gives one per
     class body, call, dict literal or module namespace that looks like a config.
-    ``key_prefix`` is prepended to every key path reported from it. ``open_bases`` names the
+    ``key_prefix`` is prepended to every key path reported from it; ``callee`` is what a call
+    candidate calls. ``open_bases`` names the
     base classes of a Python class that could not be read: any dim the candidate does not
     state may come from them, so none is derived or defaulted (unknown, never guessed).
     A value inherited from a class in another file has that file in its ``Span.path``: it is
@@ -191,6 +192,8 @@ class Candidate:
     key_prefix: str = ""
     kind: str = ""
     open_bases: tuple[str, ...] = ()
+    # What a ``kind="call"`` candidate calls, as written (``LlamaConfig``, ``m.GPTConfig``).
+    callee: str = ""
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from shapelint.lint.model import Dim, Estimate, Fix, ModelConfig, Target
+from shapelint.lint.model import CAPACITY_DIMS, Dim, Estimate, Fix, ModelConfig, Target
 from shapelint.perf.gemm import CALIBRATION, GemmTime, gemm_time
 from shapelint.perf.gpus import ELEMENT_BYTES, GPU
 from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops
@@ -342,8 +342,11 @@ def estimate_fix(
     the two targets give a GPU different work — b·s tokens over t GPUs (b in decode) — the
     steps are compared per token per GPU: ``fixed_step_time_s`` is the fixed step's time
     scaled to the as-written step's work, fixed time × (b·s/t now) / (b'·s'/t' fixed), so
-    the slowdown says how much faster the same tokens go through. ``step_time_s`` is always
-    the as-written step.
+    the slowdown says how much faster the same tokens go through. When the fix changes the
+    model's capacity (a `CAPACITY_DIMS` dim: hidden 2000 → 2048 makes a bigger model), the
+    steps are compared per model FLOP instead, fixed time × (FLOPs now / FLOPs fixed): the
+    ratio of the two MFUs, so an aligned shape that does more work is not reported as a
+    slowdown for it. ``step_time_s`` is always the as-written step.
 
     None when the fix changes no dims or no step can be estimated for either config.
     """
@@ -355,7 +358,10 @@ def estimate_fix(
     fixed = step_time(config.with_dims(dims), after)
     if now.total_s <= 0 or fixed.total_s <= 0:
         return None
-    fixed_s = fixed.total_s * tokens_per_gpu(target) / tokens_per_gpu(after)
+    if any(d in CAPACITY_DIMS for d in dims) and now.flops > 0 and fixed.flops > 0:
+        fixed_s = fixed.total_s * now.flops / fixed.flops
+    else:
+        fixed_s = fixed.total_s * tokens_per_gpu(target) / tokens_per_gpu(after)
     return Estimate(
         gpu=target.gpu.name,
         slowdown_pct=(now.total_s / fixed_s - 1.0) * 100.0,

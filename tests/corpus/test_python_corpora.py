@@ -32,15 +32,13 @@ models; the ≥ 95 % fully-right target lives in the benchmark.
 from __future__ import annotations
 
 import ast
-import re
-import subprocess
-import sys
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import wheels
+from wheels import CACHE, Unreachable, unpack
 
 from shapelint.lint.dialects import extract
 from shapelint.lint.formats import parse
@@ -48,15 +46,8 @@ from shapelint.lint.model import Dim, ModelConfig
 
 pytestmark = [pytest.mark.corpus, pytest.mark.network]
 
-REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".cache" / "wheels"
 # Pinned so that the numbers are reproducible.
 WHEELS = {"megatron-bridge": "0.3.1", "torchtune": "0.6.1"}
-NETWORK_ERRORS = re.compile(
-    r"NewConnectionError|ConnectionError|Temporary failure in name resolution|"
-    r"Name or service not known|Network is unreachable|Connection refused|timed out|"
-    r"Could not fetch URL|ProxyError|SSLError|No route to host",
-)
 DIMS = {
     "hidden": Dim.HIDDEN,
     "heads": Dim.HEADS,
@@ -71,45 +62,9 @@ DIMS = {
 }
 
 
-class Unreachable(RuntimeError):
-    """PyPI could not be reached to download a wheel."""
-
-
-def _wheel(cache: Path, package: str) -> Path | None:
-    stem = package.replace("-", "_")
-    found = sorted(cache.glob(f"{stem}-{WHEELS[package]}-*.whl"))
-    return found[0] if found else None
-
-
 def download(cache: Path = CACHE) -> dict[str, Path]:
     """The pinned wheels, downloading those not cached. Raises `Unreachable` when offline."""
-    cache.mkdir(parents=True, exist_ok=True)
-    missing = [p for p in WHEELS if _wheel(cache, p) is None]
-    if missing:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--retries", "1"]
-        command += ["--timeout", "20", "--dest", str(cache)]
-        command += [f"{p}=={WHEELS[p]}" for p in missing]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            output = done.stdout + done.stderr
-            if NETWORK_ERRORS.search(output):
-                raise Unreachable(f"pip download failed (network): {output.strip()[-300:]}")
-            raise RuntimeError(f"pip download failed: {output.strip()[-1000:]}")
-    out: dict[str, Path] = {}
-    for package in WHEELS:
-        wheel = _wheel(cache, package)
-        assert wheel is not None, package
-        out[package] = wheel
-    return out
-
-
-def unpack(wheel: Path, dest: Path) -> Path:
-    """The wheel's Python files, unpacked under ``dest`` (their package tree kept)."""
-    with zipfile.ZipFile(wheel) as archive:
-        for name in archive.namelist():
-            if name.endswith(".py") and ".." not in name and not name.startswith("/"):
-                archive.extract(name, dest)
-    return dest
+    return wheels.download(WHEELS, cache)
 
 
 # ---- the independent reading (ast) ---------------------------------------------------------

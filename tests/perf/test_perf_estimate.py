@@ -49,6 +49,27 @@ def test_padding_gpt2_vocab_is_a_real_slowdown(gpu: str) -> None:
     assert est.slowdown_pct == pytest.approx((est.step_time_s / est.fixed_step_time_s - 1) * 100)
 
 
+def test_a_fix_that_grows_the_model_is_compared_per_flop() -> None:
+    # hidden 2000 -> 2048 is a bigger model (more FLOPs per token): the two steps do different
+    # work, so the estimate is the ratio of their MFUs, not of their times.
+    target = Target(gpu=H100, micro_batch=4, seq_len=2048)
+    written = config(True, hidden=2000, heads=16, layers=24, ffn=5504, vocab=32000)
+    est = estimate_fix(written, target, Fix("x", "unsafe", (), ((Dim.HIDDEN, 2048),)))
+    assert est is not None
+    now = step_time(written, target)
+    fixed = step_time(written.with_dims({Dim.HIDDEN: 2048}), target)
+    assert fixed.flops > now.flops
+    assert est.slowdown_pct == pytest.approx((fixed.mfu / now.mfu - 1) * 100)
+    per_step = (now.total_s / fixed.total_s - 1) * 100
+    assert est.slowdown_pct > 0 and est.slowdown_pct != pytest.approx(per_step)
+    # Vocabulary padding adds rows no token uses: still compared per step.
+    gpt2 = config(**GPT2)
+    pad = estimate_fix(gpt2, target, pad_vocab(50304))
+    assert pad is not None
+    padded = step_time(gpt2.with_dims({Dim.VOCAB: 50304}), target)
+    assert pad.fixed_step_time_s == pytest.approx(padded.total_s)
+
+
 def test_noop_fix_is_none_or_zero() -> None:
     target = Target(gpu=H100)
     assert estimate_fix(config(**GPT2), target, pad_vocab(50257)) is None

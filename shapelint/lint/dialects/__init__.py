@@ -33,6 +33,7 @@ from shapelint.lint.dialects import (
     foundry,
     gptfast,
     hf,
+    levanter,
     litgpt,
     llama,
     maxtext,
@@ -54,6 +55,7 @@ from shapelint.lint.source import Candidate, Document, Scalar
 # Ordered: most specific evidence first.
 DIALECTS: list[Dialect] = [
     maxtext,
+    levanter,
     llama,
     litgpt,
     gptfast,

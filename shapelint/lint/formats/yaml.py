@@ -6,8 +6,10 @@ stripped; a CRLF pair counts as two characters), so spans come straight from ``i
 is ever constructed except scalars with the YAML 1.1 core tags that ``yaml.safe_load`` accepts
 (str, int, float, bool, null, timestamp, binary); they are built with PyYAML's own safe
 constructors, so values equal ``safe_load``'s (``1_000`` is 1000, ``on`` is True, ``1e5`` is a
-string). Any other tag (``!!python/object``, ``!custom``) is an SL006 problem at the tag and
-the value is kept as unknown text.
+string). Any other tag keeps its value as unknown text; a tag in YAML's global namespace
+(``!!python/object``, ``!!python/name``: what ``yaml.load`` would construct Python objects
+from) is also an SL006 problem at the tag. A local tag (``!include``, ``!ref``: Levanter's and
+other tools' own loaders) is no problem of the file's: its value is simply not known here.
 
 Positions: a scalar's span covers the value as written — quotes included, anchor (``&a``) and
 tag (``!!int``) excluded, a block scalar from its ``|``/``>`` indicator to the end of its last
@@ -216,6 +218,8 @@ class _Converter:
         return self.span(start, end), tag_at
 
     def unsafe_tag(self, node: yaml.Node, tag_at: int | None, key: str) -> None:
+        if not node.tag.startswith(_CORE):
+            return  # a local tag (``!include``): the application's own, constructs nothing here
         at = tag_at if tag_at is not None else node.start_mark.index
         end = at
         while end < len(self.text) and self.text[end] not in _PROPERTY_END:

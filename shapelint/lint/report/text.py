@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
-from shapelint.lint.model import Dim, Finding
+from shapelint.lint.model import CAPACITY_DIMS, Dim, Finding
 from shapelint.lint.report import ReportContext
 from shapelint.lint.runner import LintResult
 
@@ -29,9 +29,15 @@ _TARGET_DIMS = frozenset({Dim.MICRO_BATCH, Dim.SEQ_LEN, Dim.TP})
 
 def estimate_text(finding: Finding) -> str:
     """``+3.1% step time on H100-SXM, +2.4% on A100-SXM-80GB`` (empty without estimates);
-    ``time per token`` for fixes that change the micro-batch, sequence length or tp."""
-    per_token = finding.fix is not None and any(d in _TARGET_DIMS for d, _ in finding.fix.dims)
-    measure = " time per token" if per_token else " step time"
+    ``time per FLOP`` for fixes that change the model's capacity (`CAPACITY_DIMS`), ``time per
+    token`` for fixes that change the micro-batch, sequence length or tp."""
+    fixed = {d for d, _ in finding.fix.dims} if finding.fix is not None else set()
+    if fixed & CAPACITY_DIMS:
+        measure = " time per FLOP"
+    elif fixed & _TARGET_DIMS:
+        measure = " time per token"
+    else:
+        measure = " step time"
     parts = []
     for i, e in enumerate(finding.estimates):
         what = measure if i == 0 else ""

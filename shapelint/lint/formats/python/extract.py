@@ -306,7 +306,12 @@ class Reader(ClassReader):
                 if builder:
                     node = mark_shared(node)
                     assert isinstance(node, Mapping)
-                candidate = Candidate(name=self.unique(label), root=node, kind=kind)
+                candidate = Candidate(
+                    name=self.unique(label),
+                    root=node,
+                    kind=kind,
+                    callee=self.callee(expr) if kind == "call" else "",
+                )
                 self.add(candidate)
                 if not scope and is_dict_expression(expr):
                     template_label = base if base is not None else self.callee(expr)
