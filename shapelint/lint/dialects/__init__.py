@@ -44,6 +44,7 @@ from shapelint.lint.dialects import (
     neox,
     neutral,
     olmo,
+    titan_models,
     torchtitan,
     torchtune,
 )
@@ -56,6 +57,7 @@ from shapelint.lint.source import Candidate, Document, Scalar
 DIALECTS: list[Dialect] = [
     maxtext,
     levanter,
+    titan_models,
     llama,
     litgpt,
     gptfast,

@@ -1,0 +1,132 @@
+"""torchtitan 0.3 model flavours (``torchtitan/models/<family>/__init__.py``).
+
+From 0.3 a flavour is a function that returns the model's ``Config`` with its transformer
+blocks built by a family helper, called with keywords::
+
+    def _8b(attn_backend: str) -> Llama3Model.Config:
+        dim = 4096
+        return Llama3Model.Config(
+            dim=dim,
+            vocab_size=128256,
+            layers=_build_llama3_layers(
+                n_layers=32, dim=dim, n_heads=32, n_kv_heads=8,
+                hidden_dim=compute_ffn_hidden_dim(dim, multiple_of=1024, ffn_dim_multiplier=1.3),
+                rope=ComplexRoPE.Config(dim=dim // 32, max_context_length=131072, …),
+            ),
+        )
+
+The Python reader gives that as one call candidate with the nested keywords under ``layers``.
+Detected by the call's class (`FAMILIES`: the families whose block helpers were read at
+torchtitan 0.3.0) and a ``layers`` mapping with ``n_layers`` and ``n_heads``. Other families
+(DeepSeek-V3, gpt-oss, Kimi, Qwen3.5) build their blocks differently and stay unread (SL009).
+
+Keys: ``dim`` hidden (else ``layers.dim``), ``layers.n_layers``, ``layers.n_heads``,
+``layers.n_kv_heads`` (left out: the heads, as ``make_gqa_config`` does), ``layers.head_dim``
+(left out: dim // n_heads, ``make_gqa_config``), ``layers.hidden_dim`` the SwiGLU width — a
+literal, or ``compute_ffn_hidden_dim(dim, multiple_of=…, ffn_dim_multiplier=…)`` evaluated
+with torchtitan's formula (``models/common/feed_forward.py``: int(8·dim/3), times the
+multiplier, rounded up to ``multiple_of``) when its arguments are literals and ``dim`` is the
+config's own; ``vocab_size``; Qwen3's MoE blocks: ``layers.moe_hidden_dim`` (each expert's
+width), ``layers.num_experts``, ``layers.top_k``; the rope's ``max_context_length`` /
+``max_seq_len`` as the maximum context. A flavour is a released model's architecture: its
+fixes are unsafe (and a builder's values are shared locals, never edited in place).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from shapelint.lint.dialects.common import Builder, KeyAliases, child, derived, llama_ffn
+from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.source import Candidate, Document, Mapping
+
+NAME = "torchtitan"
+
+# The model classes whose flavours this reads (torchtitan 0.3.0: llama3/__init__.py
+# `_build_llama3_layers`, qwen3/__init__.py `_build_qwen3_layers`, `_build_qwen3_moe_layers`).
+FAMILIES = frozenset({"Llama3Model.Config", "Qwen3Model.Config"})
+FFN_HELPER = "compute_ffn_hidden_dim"
+
+
+def _layers(candidate: Candidate) -> Mapping | None:
+    layers = candidate.root.get("layers")
+    return layers if isinstance(layers, Mapping) else None
+
+
+def detect(candidate: Candidate) -> bool:
+    """A call of a known family's model ``Config`` with a ``layers`` block of keywords."""
+    if candidate.kind != "call" or not any(
+        candidate.callee == f or candidate.callee.endswith("." + f) for f in FAMILIES
+    ):
+        return False
+    layers = _layers(candidate)
+    return layers is not None and all(child(layers, k) is not None for k in ("n_layers", "n_heads"))
+
+
+def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
+    """The model one flavour function builds."""
+    b = Builder(candidate, doc.path, NAME, extra_keys)
+    b.pretrained = True
+    b.take(Dim.HIDDEN, "dim", "layers.dim")
+    b.take(Dim.HEADS, "layers.n_heads")
+    b.take(Dim.KV_HEADS, "layers.n_kv_heads")
+    b.take(Dim.HEAD_DIM, "layers.head_dim")
+    b.take(Dim.LAYERS, "layers.n_layers")
+    b.take(Dim.VOCAB, "vocab_size")
+    b.take(Dim.MOE_FFN, "layers.moe_hidden_dim")
+    b.take(Dim.EXPERTS, "layers.num_experts")
+    b.take(Dim.EXPERTS_PER_TOKEN, "layers.top_k")
+    if b.take(Dim.SEQ_LEN, "layers.rope.max_context_length", "layers.rope.max_seq_len"):
+        b.seq_is_max_context = True
+    width = b.lookup("layers.hidden_dim")
+    if width is not None:
+        if width.known and width.value is not None:
+            b.set(Dim.FFN, width)
+        else:
+            b.set(Dim.FFN, _ffn_helper(b, width))
+    b.gated_mlp = True  # make_ffn_config: w1, w2, w3 (SwiGLU); MoE experts likewise
+    config = b.build()
+    return [config] if Dim.HIDDEN in config.dims and Dim.HEADS in config.dims else []
+
+
+def _ffn_helper(b: Builder, width: Value) -> Value | None:
+    """``compute_ffn_hidden_dim(dim, multiple_of=…, ffn_dim_multiplier=…)`` with literal
+    arguments and the config's own ``dim``, evaluated; otherwise None (unknown)."""
+    hidden, h = b.dims.get(Dim.HIDDEN), b.int(Dim.HIDDEN)
+    if width.expression is None or hidden is None or h is None:
+        return None
+    try:
+        call = ast.parse(width.expression.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or ast.unparse(call.func).rsplit(".")[-1] != FFN_HELPER:
+        return None
+    if len(call.args) != 1 or not _is_hidden(call.args[0], hidden, h):
+        return None
+    kwargs: dict[str, object] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            return None
+        try:
+            kwargs[kw.arg] = ast.literal_eval(kw.value)
+        except ValueError:
+            return None
+    multiple, multiplier = kwargs.pop("multiple_of", 1), kwargs.pop("ffn_dim_multiplier", None)
+    if kwargs or not isinstance(multiple, int) or isinstance(multiple, bool) or multiple < 1:
+        return None
+    if multiplier is not None and not isinstance(multiplier, int | float):
+        return None
+    m = float(multiplier) if multiplier is not None else None
+    return derived(
+        llama_ffn(h, multiple, m),
+        (width, hidden),
+        f"{FFN_HELPER}(dim, multiple_of={multiple}, ffn_dim_multiplier={multiplier})",
+    )
+
+
+def _is_hidden(arg: ast.expr, hidden: Value, h: int) -> bool:
+    """The helper's ``dim`` argument is the config's hidden size: the same literal, or the
+    same local name the config's ``dim`` keyword was written with."""
+    if isinstance(arg, ast.Constant):
+        return arg.value == h
+    return isinstance(arg, ast.Name) and (hidden.expression or "").strip() == arg.id
