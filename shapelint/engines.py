@@ -92,6 +92,22 @@ ENGINES: tuple[Engine, ...] = (
         "Dao-AILab/flash-attention@0251105a (hopper/, 2026-08-15)",
         ("fa3",),
     ),
+    Engine(
+        "flash-attn4",
+        "FlashAttention-4",
+        "kernel",
+        "4.0.0.beta27",
+        "Dao-AILab/flash-attention@0251105a (tag fa4-v4.0.0.beta27, flash_attn/cute/, 2026-08-15)",
+        ("fa4", "flash-attn-cute"),
+    ),
+    Engine(
+        "transformer-engine",
+        "Transformer Engine",
+        "train",
+        "2.20.0.dev0",
+        "NVIDIA/TransformerEngine@d0067d0d (2.20.0.dev0, 2026-08-22)",
+        ("te", "transformerengine"),
+    ),
 )
 
 _BY_NAME: dict[str, Engine] = {}

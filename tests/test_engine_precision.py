@@ -75,9 +75,9 @@ PRODUCTION = [
 ]
 
 
-def sl3_findings(path: Path, **flags: object) -> list[str]:
+def sl3_findings(path: Path, gpu: str = "H100-SXM", **flags: object) -> list[str]:
     options = LintOptions(
-        gpus=(lookup("H100-SXM"),),
+        gpus=(lookup(gpu),),
         flags=TargetOptions(**flags),  # type: ignore[arg-type]
         select=("SL3",),
         min_slowdown=0.0,
@@ -97,15 +97,32 @@ def test_production_config_at_its_published_tp_is_silent(
     assert sl3_findings(path, tp=tp) == [], source
 
 
+# The kernels are checked only when named; Transformer Engine is a default train engine.
+KERNELS = ("flash-attn2", "flash-attn3", "flash-attn4", "transformer-engine")
+
+
+@pytest.mark.parametrize("gpu", ["H100-SXM", "B200"])
+@pytest.mark.parametrize(("rel", "tp", "source"), PRODUCTION, ids=[r[0] for r in PRODUCTION])
+def test_production_config_is_silent_on_the_named_kernels(
+    corpus: Path, rel: str, tp: int, source: str, gpu: str
+) -> None:
+    """FlashAttention-4's head-dim sets (SL320) and Transformer Engine's backend choice
+    (SL321, SL322 at context parallel 2) on Hopper and Blackwell: nothing to report."""
+    path = corpus / rel
+    for cp in (1, 2):
+        assert sl3_findings(path, gpu, tp=tp, cp=cp, engines=KERNELS) == [], source
+
+
 def test_training_configs_at_their_own_sizes_report_only_a_real_head_size(corpus: Path) -> None:
     """Every corpus file at the sizes it states (Megatron, NeMo, nanotron, torchtitan …): the
-    one SL3xx finding is the tiny DBRX test config, whose head size vLLM has no kernel for."""
+    only SL3xx findings are on the tiny DBRX test config, whose head size vLLM (SL310) and
+    Transformer Engine (SL321) have no fused kernel for."""
     options = LintOptions(gpus=(lookup("H100-SXM"),), select=("SL3",), min_slowdown=0.0)
     result = lint_paths([str(corpus)], options)
     reported = {(Path(f.path).name, f.code) for f in result.findings}
-    assert reported <= {("small_scale.json", "SL310")}, reported
+    assert reported <= {("small_scale.json", "SL310"), ("small_scale.json", "SL321")}, reported
     # The head size, read independently: d_model / n_heads = 12 (not a multiple of 8, not
-    # one of FlashInfer's 64/128/256/512).
+    # one of FlashInfer's 64/128/256/512; TE's FlashAttention 2 and cuDNN need multiples of 8).
     small = next(corpus.rglob("dbrx_pretrain/configs/small_scale.json"))
     data = json.loads(small.read_text())
     assert data["d_model"] // data["n_heads"] == 12

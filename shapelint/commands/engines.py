@@ -54,14 +54,20 @@ def run_engines(fmt: str, out: TextIO) -> int:
     if fmt == "json":
         out.write(json.dumps({"engines": rows}, indent=2) + "\n")
         return 0
-    out.write(f"{'name':<12} {'kind':<6} {'version':<9} {'rules':<48} checked against\n")
+    # Columns as wide as their widest entry (engine names and versions vary in length).
+    wn = max(len("name"), *(len(r["name"]) for r in rows))
+    wv = max(len("version"), *(len(r["version"]) for r in rows))
+    wr = max(len("rules"), *(len(", ".join(r["rules"])) for r in rows))
+    out.write(f"{'name':<{wn}} {'kind':<6} {'version':<{wv}} {'rules':<{wr}} checked against\n")
     for r in rows:
         mark = "" if r["default"] else " (when named)"
         codes = ", ".join(r["rules"]) or "-"
-        out.write(f"{r['name']:<12} {r['kind']:<6} {r['version']:<9} {codes:<48} {r['checked']}\n")
+        out.write(
+            f"{r['name']:<{wn}} {r['kind']:<6} {r['version']:<{wv}} {codes:<{wr}} {r['checked']}\n"
+        )
         if r["aliases"] or mark:
             aliases = ", ".join(r["aliases"])
-            out.write(f"{'':<12} {'':<6} {'':<9} aliases: {aliases or '-'}{mark}\n")
+            out.write(f"{'':<{wn}} {'':<6} {'':<{wv}} aliases: {aliases or '-'}{mark}\n")
     out.write(
         "Without --engine, a config is checked against the engines it implies (Megatron/NeMo "
         "configs: megatron; quantized checkpoints: the engines serving that format), else "

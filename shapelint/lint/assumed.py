@@ -31,6 +31,10 @@ class AssumedTarget:
     values: Mapping[str, object]
     origins: Mapping[str, Origin] = field(default_factory=dict)
     gpu_default: bool = False
+    # Engines and pipeline/expert/context parallel sizes, shown in the text line when set
+    # (``engines megatron, pp 4``); not part of the JSON target.
+    engines: tuple[str, ...] = ()
+    parallel: tuple[tuple[str, int], ...] = ()
 
     @property
     def defaults(self) -> tuple[str, ...]:
@@ -64,6 +68,9 @@ class AssumedTarget:
         ]
         if v["attention"] != "flash":
             parts.append(mark("attention", f"{v['attention']} attention"))
+        if self.engines:
+            parts.append("engines " + "/".join(self.engines))
+        parts.extend(f"{name} {size}" for name, size in self.parallel if size > 1)
         return ", ".join(parts)
 
 
@@ -90,7 +97,14 @@ def assumed_target(config: ModelConfig, options: LintOptions) -> AssumedTarget:
         else:
             origins[name] = "default"
     values = {name: getattr(target, name) for name in FIELDS}
-    return AssumedTarget(tuple(g.name for g in options.gpus), values, origins, options.gpu_default)
+    return AssumedTarget(
+        tuple(g.name for g in options.gpus),
+        values,
+        origins,
+        options.gpu_default,
+        engines=target.engines,
+        parallel=(("pp", target.pp), ("ep", target.ep), ("cp", target.cp)),
+    )
 
 
 __all__ = ["FIELDS", "AssumedTarget", "assumed_target"]

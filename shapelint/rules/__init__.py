@@ -42,6 +42,9 @@ from shapelint.rules import (
     sl312_uneven_expert_split,
     sl313_flashinfer_decode,
     sl314_fp8_linear_left_bf16,
+    sl320_flash_attn4_head_dim,
+    sl321_te_attention_unfused,
+    sl322_te_no_attention_backend,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -80,6 +83,9 @@ _MODULES = [
     sl312_uneven_expert_split,
     sl313_flashinfer_decode,
     sl314_fp8_linear_left_bf16,
+    sl320_flash_attn4_head_dim,
+    sl321_te_attention_unfused,
+    sl322_te_no_attention_backend,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}
