@@ -16,7 +16,7 @@ from conftest import REPO, parse_text
 
 from shapelint.cli import main
 from shapelint.lint import dialects
-from shapelint.lint.model import Finding, Target
+from shapelint.lint.model import Dim, Finding, Target
 from shapelint.perf.gpus import lookup
 from shapelint.rules import sl320_flash_attn4_head_dim as sl320
 from shapelint.rules import sl321_te_attention_unfused as sl321
@@ -191,3 +191,97 @@ def test_engines_command_lists_the_kernels() -> None:
     assert rows["flash-attn4"]["rules"] == ["SL320"] and rows["flash-attn4"]["default"] is False
     assert rows["transformer-engine"]["rules"] == ["SL321", "SL322"]
     assert rows["transformer-engine"]["default"] is True
+
+
+# --- rotary dims and SL323 FlashAttention's fused rotary -------------------------------------
+
+PYTHIA_2_8B = "gpt-neox/configs/pythia/2-8B.yml"
+PYTHIA_1B = "gpt-neox/configs/pythia/1B.yml"
+NEOX_20B = "gpt-neox/configs/20B.yml"
+PHI4_MINI = (
+    "hf_config_json/pytorch+executorch/examples/mediatek/models/llm_models/weights/"
+    "phi-4-mini-reasoning/config.json"
+)
+GLM45 = "hf_config_json/alibaba+rtp-llm/rtp_llm/test/model_test/fake_test/testdata/glm45/tokenizer/config.json"
+MEGATRON_GPT = "megatron-lm/examples/gpt3/gpt_config.yaml"
+
+
+def config_json(path: Path, *argv: str) -> list[dict[str, object]]:
+    code, out, err = run(str(path), "--format", "json", "-q", *argv)
+    assert code in (0, 1), err
+    configs = json.loads(out)["configs"]
+    assert isinstance(configs, list)
+    return configs
+
+
+def rotary_truth(data: dict[str, object], fraction_key: str) -> int:
+    """int(head dim × fraction), from the file's own keys."""
+    hidden = data.get("hidden_size", data.get("hidden-size"))
+    heads = data.get("num_attention_heads", data.get("num-attention-heads"))
+    assert isinstance(hidden, int) and isinstance(heads, int)
+    head = data.get("head_dim") or data.get("kv_channels") or hidden // heads
+    fraction = data[fraction_key]
+    assert isinstance(head, int) and isinstance(fraction, int | float)
+    return int(head * fraction)
+
+
+@pytest.mark.parametrize(
+    ("rel", "fraction_key", "source"),
+    [
+        (PYTHIA_2_8B, "rotary_pct", "gpt-neox"),
+        (NEOX_20B, "rotary_pct", "gpt-neox"),
+        (PHI4_MINI, "partial_rotary_factor", "hf"),
+        (GLM45, "partial_rotary_factor", "hf"),
+    ],
+)
+def test_rotary_dim_is_read_from_each_dialects_fraction(
+    corpus: Path, rel: str, fraction_key: str, source: str
+) -> None:
+    import yaml
+
+    text = (corpus / rel).read_text()
+    data = json.loads(text) if rel.endswith(".json") else yaml.safe_load(text)
+    (config,) = config_json(corpus / rel)
+    dims, sources = config["dims"], config["sources"]
+    assert isinstance(dims, dict) and isinstance(sources, dict)
+    assert dims["rotary_dim"] == rotary_truth(data, fraction_key)
+    assert sources["rotary_dim"] == source
+
+
+def test_megatron_rotary_percent_applies_to_rope_models(corpus: Path) -> None:
+    import yaml
+
+    data = yaml.safe_load((corpus / MEGATRON_GPT).read_text())
+    assert data["position_embedding_type"] == "rope"
+    model = data["language_model"]
+    head = model.get("kv_channels") or model["hidden_size"] // model["num_attention_heads"]
+    (config,) = config_json(corpus / MEGATRON_GPT)
+    dims = config["dims"]
+    assert isinstance(dims, dict)
+    assert dims["rotary_dim"] == int(head * data["rotary_percent"])
+
+
+def test_a_learned_position_neox_config_has_no_rotary_dim() -> None:
+    text = '{"hidden_size": 768, "num_attention_heads": 12, "num_layers": 12,\n "pos_emb": "learned", "rotary_pct": 0.25}\n'
+    config = dialects.extract(parse_text(text, "yaml", "c.yml"))[0]
+    assert config.get(Dim.ROTARY_DIM) is None
+
+
+def test_fused_rotary_refuses_pythia_2_8b_in_decode(corpus: Path) -> None:
+    import yaml
+
+    for rel, refused in ((PYTHIA_2_8B, True), (NEOX_20B, True), (PYTHIA_1B, False)):
+        data = yaml.safe_load((corpus / rel).read_text())
+        rotary = rotary_truth(data, "rotary_pct")
+        assert (rotary % 16 != 0) == refused, (rel, rotary)
+        argv = ("--engine", "fa2", "--engine", "fa3", "--mode", "decode", "--select", "SL323")
+        code, out, _ = run(str(corpus / rel), *argv, "--format", "json")
+        found = json.loads(out)["findings"]
+        assert (code == 1) == refused and len(found) == int(refused), out
+        if refused:
+            (f,) = found
+            assert f"rotary dim int(head_dim × rotary_pct) = {rotary}" in f["message"]
+            assert "Only rotary dimensions divisible by 16" in f["message"]
+            assert "FlashAttention-2 2.8.4, FlashAttention-3 2.8.4" in f["message"]
+        # Training, or no kernel named: nothing.
+        assert run(str(corpus / rel), "--engine", "fa2", "--select", "SL323", "-q")[0] == 0

@@ -45,6 +45,7 @@ from shapelint.rules import (
     sl320_flash_attn4_head_dim,
     sl321_te_attention_unfused,
     sl322_te_no_attention_backend,
+    sl323_fused_rotary_dim,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -86,6 +87,7 @@ _MODULES = [
     sl320_flash_attn4_head_dim,
     sl321_te_attention_unfused,
     sl322_te_no_attention_backend,
+    sl323_fused_rotary_dim,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}
