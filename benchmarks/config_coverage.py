@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
-import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import wheels
 import yaml
 
 from shapelint.lint.dialects import extract
@@ -43,48 +42,17 @@ from shapelint.lint.model import Dim, ModelConfig
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "wheels"
 MAXTEXT_VERSION = "0.2.5"
-NETWORK_ERRORS = re.compile(
-    r"NewConnectionError|ConnectionError|Temporary failure in name resolution|"
-    r"Name or service not known|Network is unreachable|Connection refused|timed out|"
-    r"Could not fetch URL|ProxyError|SSLError|No route to host|No matching distribution",
-)
 MODELS = re.compile(r"^(?:src/)?(?:MaxText|maxtext)/configs/models/(?:[^/]+/)*[^/]+\.ya?ml$")
 BASE = re.compile(r"^(?:src/)?(?:MaxText|maxtext)/configs/base\.yml$")
-
-
-class Unreachable(RuntimeError):
-    """PyPI could not be reached and the wheel is not cached."""
+Unreachable = wheels.Unreachable
 
 
 def download(cache: Path = CACHE) -> Path:
     """The MaxText wheel, downloaded into ``cache`` unless it is there."""
-    wheel = cache / f"maxtext-{MAXTEXT_VERSION}-py3-none-any.whl"
-    if wheel.is_file():
-        return wheel
-    cache.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--python-version",
-        "3.12",
-        "--only-binary=:all:",
-        f"maxtext=={MAXTEXT_VERSION}",
-        "-d",
-        str(cache),
+    pins = {"maxtext": MAXTEXT_VERSION}
+    return wheels.download(pins, cache, ("--python-version", "3.12", "--only-binary=:all:"))[
+        "maxtext"
     ]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise Unreachable(str(exc)) from exc
-    if done.returncode != 0 or not wheel.is_file():
-        text = done.stderr + done.stdout
-        if NETWORK_ERRORS.search(text):
-            raise Unreachable(text.strip().splitlines()[-1] if text.strip() else "pip failed")
-        raise RuntimeError(f"pip download maxtext failed:\n{text}")
-    return wheel
 
 
 def maxtext_files(wheel: Path) -> tuple[dict[str, str], dict[str, Any]]:

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
-import sys
 import time
 import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import wheels
 
 from shapelint.lint.dialects import extract
 from shapelint.lint.formats import parse
@@ -48,53 +48,12 @@ WHEELS = {
     "litgpt": "0.5.13",
     "torchtitan": "0.2.0",
 }
-NETWORK_ERRORS = re.compile(
-    r"NewConnectionError|ConnectionError|Temporary failure in name resolution|"
-    r"Name or service not known|Network is unreachable|Connection refused|timed out|"
-    r"Could not fetch URL|ProxyError|SSLError|No route to host",
-)
-LLAMA_2_7B = {Dim.HIDDEN: 4096, Dim.HEADS: 32, Dim.FFN: 11008, Dim.VOCAB: 32000}
-
-
-class Unreachable(RuntimeError):
-    """PyPI could not be reached to download a wheel."""
-
-
-def wheel_path(cache: Path, package: str) -> Path | None:
-    """The cached wheel of ``package`` at its pinned version, if present."""
-    version = WHEELS[package]
-    found = sorted(cache.glob(f"{package}-{version}-*.whl"))
-    return found[0] if found else None
+Unreachable = wheels.Unreachable
 
 
 def download(cache: Path = CACHE) -> dict[str, Path]:
     """The pinned wheels, downloading those not cached. Raises `Unreachable` when offline."""
-    cache.mkdir(parents=True, exist_ok=True)
-    missing = [p for p in WHEELS if wheel_path(cache, p) is None]
-    if missing:
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--retries",
-            "1",
-            "--timeout",
-            "20",
-            "--dest",
-            str(cache),
-            *(f"{p}=={WHEELS[p]}" for p in missing),
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            output = done.stdout + done.stderr
-            if NETWORK_ERRORS.search(output):
-                raise Unreachable(f"pip download failed (network): {output.strip()[-300:]}")
-            raise RuntimeError(f"pip download failed: {output.strip()[-1000:]}")
-    paths = {p: wheel_path(cache, p) for p in WHEELS}
-    return {p: path for p, path in paths.items() if path is not None}
+    return wheels.download(WHEELS, cache, ("--only-binary=:all:",))
 
 
 def sources(wheel: Path, pattern: str) -> Iterator[tuple[str, bytes]]:

@@ -61,3 +61,33 @@ def test_a_helper_call_it_cannot_vouch_for_leaves_the_ffn_unknown() -> None:
 def test_families_not_read_are_left_alone() -> None:
     text = FLAVOUR.replace("Llama3Model.Config(", "DeepSeekV3Model.Config(")
     assert all(c.dialect != "torchtitan" for c in read(text).values())
+
+
+QWEN3_MOE_02 = """\
+qwen3_args = {
+    "30B-A3B": Qwen3ModelArgs(
+        vocab_size=151936,
+        head_dim=128,
+        dim=2048,
+        n_layers=48,
+        n_heads=32,
+        n_kv_heads=4,
+        hidden_dim=6144,
+        moe_enabled=True,
+        moe_inter_dim=768,
+        moe_args=MoEArgs(num_experts=128, num_shared_experts=0, top_k=8),
+    ),
+}
+"""
+
+
+def test_torchtitan_0_2_moe_args_and_moe_enabled() -> None:
+    # 0.2.0's Qwen3: with moe_enabled every block is MoE; hidden_dim is not used.
+    config = next(iter(read(QWEN3_MOE_02).values()))
+    values = {d: config.int(d) for d in config.dims}
+    assert values[Dim.EXPERTS] == 128 and values[Dim.EXPERTS_PER_TOKEN] == 8
+    shared = config.get(Dim.SHARED_EXPERTS)
+    assert values[Dim.MOE_FFN] == 768 and shared is not None and shared.value == 0
+    assert Dim.FFN not in config.dims
+    dense = next(iter(read(QWEN3_MOE_02.replace("moe_enabled=True", "moe_enabled=False")).values()))
+    assert dense.int(Dim.FFN) == 6144

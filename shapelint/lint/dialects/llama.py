@@ -3,7 +3,10 @@
 Keys: ``dim``, ``n_heads``, ``n_kv_heads``, ``n_layers``, ``vocab_size`` (``-1`` means "taken
 from the tokenizer": not an error, just unknown here), ``multiple_of``,
 ``ffn_dim_multiplier``, optional explicit ``hidden_dim`` / ``inter_dim``, and DeepSeek's MoE
-and MLA keys.
+and MLA keys. torchtitan 0.2's ``*ModelArgs`` use the same names, with MoE settings in a
+nested ``moe_args=MoEArgs(num_experts=…, top_k=…, num_shared_experts=…)`` (only what it
+states is read: ``MoEArgs`` defaults change by release) and ``moe_enabled=True`` (Qwen3: every
+block is MoE, so the dense ``hidden_dim`` is not the model's FFN).
 
 FFN width when not stated, as Llama's ``FeedForward`` computes it::
 
@@ -51,10 +54,23 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         b.take(Dim.V_HEAD_DIM, "v_head_dim")
     b.take(Dim.HEAD_DIM, "head_dim")
     b.take(Dim.SEQ_LEN, "max_seq_len", "max_position_embeddings")
-    b.take(Dim.EXPERTS, "n_routed_experts", "num_experts", "moe_num_experts")
-    b.take(Dim.EXPERTS_PER_TOKEN, "n_activated_experts", "num_activated_experts", "moe_top_k")
+    b.take(
+        Dim.EXPERTS, "n_routed_experts", "num_experts", "moe_num_experts", "moe_args.num_experts"
+    )
+    b.take(
+        Dim.EXPERTS_PER_TOKEN,
+        "n_activated_experts",
+        "num_activated_experts",
+        "moe_top_k",
+        "moe_args.top_k",
+    )
     b.take(Dim.MOE_FFN, "moe_inter_dim")
-    b.take(Dim.SHARED_EXPERTS, "n_shared_experts")
+    b.take(Dim.SHARED_EXPERTS, "n_shared_experts", "moe_args.num_shared_experts")
+    b.take(Dim.MOE_LAYER_FREQ, "interleave_moe_layer_step")
+    moe_enabled = b.lookup("moe_enabled")
+    if moe_enabled is not None and moe_enabled.known and moe_enabled.value is True:
+        # torchtitan 0.2 Qwen3: every block is MoE and the dense ``hidden_dim`` is unused.
+        b.consult("hidden_dim")
     b.take(Dim.DENSE_LAYERS, "n_dense_layers")
     b.take(Dim.Q_LORA_RANK, "q_lora_rank")
     b.take(Dim.KV_LORA_RANK, "kv_lora_rank")
@@ -62,7 +78,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.DTYPE, "dtype")
     multiple = b.take(Dim.FFN_MULTIPLE, "multiple_of")
     mult = b.take(Dim.FFN_MULTIPLIER, "ffn_dim_multiplier")
-    b.take(Dim.FFN, "hidden_dim", "inter_dim", "intermediate_dim", "intermediate_size")
+    if not (moe_enabled is not None and moe_enabled.value is True):
+        b.take(Dim.FFN, "hidden_dim", "inter_dim", "intermediate_dim", "intermediate_size")
     dim = b.int(Dim.HIDDEN)
     if Dim.FFN not in b.dims and hidden is not None and dim and multiple is not None:
         m = multiple.as_int
