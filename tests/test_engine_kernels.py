@@ -16,11 +16,12 @@ from conftest import REPO, parse_text
 
 from shapelint.cli import main
 from shapelint.lint import dialects
-from shapelint.lint.model import Finding, Target
+from shapelint.lint.model import Dim, Finding, Target
 from shapelint.perf.gpus import lookup
 from shapelint.rules import sl320_flash_attn4_head_dim as sl320
 from shapelint.rules import sl321_te_attention_unfused as sl321
 from shapelint.rules import sl322_te_no_attention_backend as sl322
+from shapelint.rules import sl324_te_fp8_gemm_dims as sl324
 from shapelint.rules.gpu_arch import compute_capability
 from shapelint.rules.te_attention import choose
 
@@ -189,5 +190,133 @@ def test_engines_command_lists_the_kernels() -> None:
     assert code == 0
     rows = {r["name"]: r for r in json.loads(out)["engines"]}
     assert rows["flash-attn4"]["rules"] == ["SL320"] and rows["flash-attn4"]["default"] is False
-    assert rows["transformer-engine"]["rules"] == ["SL321", "SL322"]
+    assert rows["transformer-engine"]["rules"] == ["SL321", "SL322", "SL324"]
     assert rows["transformer-engine"]["default"] is True
+
+
+# --- rotary dims and SL323 FlashAttention's fused rotary -------------------------------------
+
+PYTHIA_2_8B = "gpt-neox/configs/pythia/2-8B.yml"
+PYTHIA_1B = "gpt-neox/configs/pythia/1B.yml"
+NEOX_20B = "gpt-neox/configs/20B.yml"
+PHI4_MINI = (
+    "hf_config_json/pytorch+executorch/examples/mediatek/models/llm_models/weights/"
+    "phi-4-mini-reasoning/config.json"
+)
+GLM45 = "hf_config_json/alibaba+rtp-llm/rtp_llm/test/model_test/fake_test/testdata/glm45/tokenizer/config.json"
+MEGATRON_GPT = "megatron-lm/examples/gpt3/gpt_config.yaml"
+
+
+def config_json(path: Path, *argv: str) -> list[dict[str, object]]:
+    code, out, err = run(str(path), "--format", "json", "-q", *argv)
+    assert code in (0, 1), err
+    configs = json.loads(out)["configs"]
+    assert isinstance(configs, list)
+    return configs
+
+
+def rotary_truth(data: dict[str, object], fraction_key: str) -> int:
+    """int(head dim × fraction), from the file's own keys."""
+    hidden = data.get("hidden_size", data.get("hidden-size"))
+    heads = data.get("num_attention_heads", data.get("num-attention-heads"))
+    assert isinstance(hidden, int) and isinstance(heads, int)
+    head = data.get("head_dim") or data.get("kv_channels") or hidden // heads
+    fraction = data[fraction_key]
+    assert isinstance(head, int) and isinstance(fraction, int | float)
+    return int(head * fraction)
+
+
+@pytest.mark.parametrize(
+    ("rel", "fraction_key", "source"),
+    [
+        (PYTHIA_2_8B, "rotary_pct", "gpt-neox"),
+        (NEOX_20B, "rotary_pct", "gpt-neox"),
+        (PHI4_MINI, "partial_rotary_factor", "hf"),
+        (GLM45, "partial_rotary_factor", "hf"),
+    ],
+)
+def test_rotary_dim_is_read_from_each_dialects_fraction(
+    corpus: Path, rel: str, fraction_key: str, source: str
+) -> None:
+    import yaml
+
+    text = (corpus / rel).read_text()
+    data = json.loads(text) if rel.endswith(".json") else yaml.safe_load(text)
+    (config,) = config_json(corpus / rel)
+    dims, sources = config["dims"], config["sources"]
+    assert isinstance(dims, dict) and isinstance(sources, dict)
+    assert dims["rotary_dim"] == rotary_truth(data, fraction_key)
+    assert sources["rotary_dim"] == source
+
+
+def test_megatron_rotary_percent_applies_to_rope_models(corpus: Path) -> None:
+    import yaml
+
+    data = yaml.safe_load((corpus / MEGATRON_GPT).read_text())
+    assert data["position_embedding_type"] == "rope"
+    model = data["language_model"]
+    head = model.get("kv_channels") or model["hidden_size"] // model["num_attention_heads"]
+    (config,) = config_json(corpus / MEGATRON_GPT)
+    dims = config["dims"]
+    assert isinstance(dims, dict)
+    assert dims["rotary_dim"] == int(head * data["rotary_percent"])
+
+
+def test_a_learned_position_neox_config_has_no_rotary_dim() -> None:
+    text = '{"hidden_size": 768, "num_attention_heads": 12, "num_layers": 12,\n "pos_emb": "learned", "rotary_pct": 0.25}\n'
+    config = dialects.extract(parse_text(text, "yaml", "c.yml"))[0]
+    assert config.get(Dim.ROTARY_DIM) is None
+
+
+def test_fused_rotary_refuses_pythia_2_8b_in_decode(corpus: Path) -> None:
+    import yaml
+
+    for rel, refused in ((PYTHIA_2_8B, True), (NEOX_20B, True), (PYTHIA_1B, False)):
+        data = yaml.safe_load((corpus / rel).read_text())
+        rotary = rotary_truth(data, "rotary_pct")
+        assert (rotary % 16 != 0) == refused, (rel, rotary)
+        argv = ("--engine", "fa2", "--engine", "fa3", "--mode", "decode", "--select", "SL323")
+        code, out, _ = run(str(corpus / rel), *argv, "--format", "json")
+        found = json.loads(out)["findings"]
+        assert (code == 1) == refused and len(found) == int(refused), out
+        if refused:
+            (f,) = found
+            assert f"rotary dim int(head_dim × rotary_pct) = {rotary}" in f["message"]
+            assert "Only rotary dimensions divisible by 16" in f["message"]
+            assert "FlashAttention-2 2.8.4, FlashAttention-3 2.8.4" in f["message"]
+        # Training, or no kernel named: nothing.
+        assert run(str(corpus / rel), "--engine", "fa2", "--select", "SL323", "-q")[0] == 0
+
+
+# --- SL324 Transformer Engine FP8 Linear dims --------------------------------------------------
+
+QWEN25_72B = (
+    '{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 8192, "num_attention_heads": 64,'
+    ' "num_key_value_heads": 8, "intermediate_size": 29568, "num_hidden_layers": 80,'
+    ' "vocab_size": 152064, "hidden_act": "silu", "max_position_embeddings": 32768}\n'
+)
+
+
+def test_te_fp8_refuses_qwen25_72b_ffn_at_tp16() -> None:
+    """Qwen2.5-72B (model card config): intermediate 29568 splits into 1848 per GPU at tensor
+    parallel 16, not a multiple of 16; at 8 it is 3696 = 16 × 231."""
+    data = json.loads(QWEN25_72B)
+    ffn = data["intermediate_size"]
+    assert (ffn // 16) % 16 != 0 and (ffn // 8) % 16 == 0
+    te = ("transformer-engine",)
+    (f,) = findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", tp=16, engines=te)
+    assert f.severity == "error" and f.key == "intermediate_size"
+    assert f"linear_fc2 weight 8192×{ffn // 16}" in f.message
+    assert "FP8 execution requires the product of all dimensions" in f.message
+    assert findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", tp=8, engines=te) == []
+    # BF16 training or inference: no FP8 GEMMs.
+    assert findings(QWEN25_72B, sl324, "H100-SXM", tp=16, engines=te) == []
+    fp8_prefill = findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", tp=16, mode="prefill")
+    assert fp8_prefill == []
+
+
+def test_te_fp8_refuses_a_token_count_not_a_multiple_of_8() -> None:
+    te = ("transformer-engine",)
+    (f,) = findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", seq_len=2047, engines=te)
+    assert "micro-batch 1 × sequence 2047 = 2047 tokens" in f.message
+    assert findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", seq_len=2048, engines=te) == []

@@ -48,6 +48,9 @@ class Dim(str, enum.Enum):
     Q_LORA_RANK = "q_lora_rank"
     KV_LORA_RANK = "kv_lora_rank"
     ROPE_HEAD_DIM = "rope_head_dim"
+    # How many of each head's dims rotary embedding turns (HF ``rotary_dim``, or the head dim
+    # times ``partial_rotary_factor`` / ``rotary_pct`` / ``rotary_percentage``).
+    ROTARY_DIM = "rotary_dim"
     DTYPE = "dtype"
     # Framework knobs that fixes prefer over raw numbers.
     VOCAB_MULTIPLE = "vocab_multiple"

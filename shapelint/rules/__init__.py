@@ -45,6 +45,8 @@ from shapelint.rules import (
     sl320_flash_attn4_head_dim,
     sl321_te_attention_unfused,
     sl322_te_no_attention_backend,
+    sl323_fused_rotary_dim,
+    sl324_te_fp8_gemm_dims,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -86,6 +88,8 @@ _MODULES = [
     sl320_flash_attn4_head_dim,
     sl321_te_attention_unfused,
     sl322_te_no_attention_backend,
+    sl323_fused_rotary_dim,
+    sl324_te_fp8_gemm_dims,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

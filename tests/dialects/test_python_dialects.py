@@ -108,6 +108,7 @@ def test_litgpt_llama_2_7b_uses_config_defaults() -> None:
         "vocab_multiple": 64,
         "padded_vocab": 32000,
         "ffn": 11008,
+        "rotary_dim": 128,  # rotary_percentage=1.0 × head size 128
     }
     # n_embd is LitGPT's default: derived, pointing at the entry's name
     hidden = llama.dims[Dim.HIDDEN]

@@ -134,6 +134,9 @@ class Builder:
     formulas: dict[Dim, Formula] = field(default_factory=dict)
     read_keys: set[str] = field(default_factory=set)
     nulls: dict[Dim, Value] = field(default_factory=dict)
+    # The stated fraction of each head's dims that rotary embedding turns (HF
+    # ``partial_rotary_factor``, NeoX ``rotary_pct`` …): ``build`` derives ROTARY_DIM from it.
+    rotary_fraction: Value | None = None
 
     @property
     def root(self) -> Mapping:
@@ -206,6 +209,7 @@ class Builder:
                 a, (heads,), "= heads (no KV heads stated)", kind=Derivation.KV_FROM_HEADS
             )
             self.derive(Dim.KV_HEADS, same, lambda get: get(Dim.HEADS))
+        self._rotary_dim()
         if not self.has_attention:
             for dim in ATTENTION_DIMS:
                 self.dims.pop(dim, None)
@@ -225,6 +229,26 @@ class Builder:
             has_attention=self.has_attention,
             formulas={d: f for d, f in self.formulas.items() if d in self.dims},
             read_keys=frozenset(self.read_keys),
+        )
+
+    def _rotary_dim(self) -> None:
+        """ROTARY_DIM = int(head dim × the stated rotary fraction), as HF (``int(
+        partial_rotary_factor * head_dim)``), GPT-NeoX, LitGPT and Megatron compute it."""
+        fraction, head_dim, d = self.rotary_fraction, self.dims.get(Dim.HEAD_DIM), None
+        if head_dim is not None:
+            d = self.int(Dim.HEAD_DIM)
+        if Dim.ROTARY_DIM in self.dims or fraction is None or head_dim is None or not d:
+            return
+        f = fraction.value
+        if isinstance(f, bool) or not isinstance(f, int | float) or not 0 < f <= 1:
+            return
+        rotary = int(d * f)
+        if rotary <= 0:
+            return
+        self.derive(
+            Dim.ROTARY_DIM,
+            derived(rotary, (fraction, head_dim), f"int(head_dim × {fraction.key.split('.')[-1]})"),
+            lambda get: int(hd * f) if (hd := get(Dim.HEAD_DIM)) else None,
         )
 
 

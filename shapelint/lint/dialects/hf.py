@@ -272,6 +272,12 @@ def _take_common(b: Builder, stack: str = "") -> None:
     b.take(Dim.Q_LORA_RANK, "q_lora_rank")
     b.take(Dim.KV_LORA_RANK, "kv_lora_rank")
     b.take(Dim.ROPE_HEAD_DIM, "qk_rope_head_dim")
+    # Partial rotary: GPT-J/CodeGen state the dims, Phi/StableLM/GPT-NeoX/GLM a fraction.
+    b.take(Dim.ROTARY_DIM, "rotary_dim")
+    b.rotary_fraction = b.rotary_fraction or b.lookup("partial_rotary_factor")
+    if b.rotary_fraction is None and b.lookup("model_type") is not None:
+        # GPTNeoXConfig's rotary_pct; a NeoX YAML's rotary_pct counts only with pos_emb rotary.
+        b.rotary_fraction = b.lookup("rotary_pct")
     if Dim.EXPERTS in b.dims and Dim.MOE_FFN not in b.dims and Dim.FFN in b.dims:
         # Mixtral-style: every MLP is an expert and intermediate_size is each expert's width.
         b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)

@@ -134,6 +134,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         Candidate(candidate.name, model, prefix, candidate.kind), doc.path, NAME, extra_keys
     )
     _model_dims(b)
+    # rope_n_elem = int(rotary_percentage * head_size) (litgpt/config.py).
+    b.rotary_fraction = b.lookup("rotary_percentage")
     if is_training_yaml:
         _training_dims(b, root, candidate.key_prefix)
     return [b.build()]

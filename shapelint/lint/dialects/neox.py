@@ -131,6 +131,10 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     set_dtype_from_flags(b, {"bf16": ("bf16.enabled",), "fp16": ("fp16.enabled",)})
     activation = b.lookup("activation")
     b.gated_mlp = activation is not None and str(activation.value).lower() in GATED
+    pos_emb = b.lookup("pos_emb")
+    if pos_emb is not None and str(pos_emb.value).lower() == "rotary":
+        # int(hidden_size_per_attention_head * rotary_pct) (megatron/model/transformer.py).
+        b.rotary_fraction = b.lookup("rotary_pct")
     settle_dims(b)
     _ffn(b, activation)
     return training_config(b)
