@@ -21,6 +21,7 @@ from shapelint.perf.gpus import lookup
 from shapelint.rules import sl320_flash_attn4_head_dim as sl320
 from shapelint.rules import sl321_te_attention_unfused as sl321
 from shapelint.rules import sl322_te_no_attention_backend as sl322
+from shapelint.rules import sl324_te_fp8_gemm_dims as sl324
 from shapelint.rules.gpu_arch import compute_capability
 from shapelint.rules.te_attention import choose
 
@@ -189,7 +190,7 @@ def test_engines_command_lists_the_kernels() -> None:
     assert code == 0
     rows = {r["name"]: r for r in json.loads(out)["engines"]}
     assert rows["flash-attn4"]["rules"] == ["SL320"] and rows["flash-attn4"]["default"] is False
-    assert rows["transformer-engine"]["rules"] == ["SL321", "SL322"]
+    assert rows["transformer-engine"]["rules"] == ["SL321", "SL322", "SL324"]
     assert rows["transformer-engine"]["default"] is True
 
 
@@ -285,3 +286,37 @@ def test_fused_rotary_refuses_pythia_2_8b_in_decode(corpus: Path) -> None:
             assert "FlashAttention-2 2.8.4, FlashAttention-3 2.8.4" in f["message"]
         # Training, or no kernel named: nothing.
         assert run(str(corpus / rel), "--engine", "fa2", "--select", "SL323", "-q")[0] == 0
+
+
+# --- SL324 Transformer Engine FP8 Linear dims --------------------------------------------------
+
+QWEN25_72B = (
+    '{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 8192, "num_attention_heads": 64,'
+    ' "num_key_value_heads": 8, "intermediate_size": 29568, "num_hidden_layers": 80,'
+    ' "vocab_size": 152064, "hidden_act": "silu", "max_position_embeddings": 32768}\n'
+)
+
+
+def test_te_fp8_refuses_qwen25_72b_ffn_at_tp16() -> None:
+    """Qwen2.5-72B (model card config): intermediate 29568 splits into 1848 per GPU at tensor
+    parallel 16, not a multiple of 16; at 8 it is 3696 = 16 × 231."""
+    data = json.loads(QWEN25_72B)
+    ffn = data["intermediate_size"]
+    assert (ffn // 16) % 16 != 0 and (ffn // 8) % 16 == 0
+    te = ("transformer-engine",)
+    (f,) = findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", tp=16, engines=te)
+    assert f.severity == "error" and f.key == "intermediate_size"
+    assert f"linear_fc2 weight 8192×{ffn // 16}" in f.message
+    assert "FP8 execution requires the product of all dimensions" in f.message
+    assert findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", tp=8, engines=te) == []
+    # BF16 training or inference: no FP8 GEMMs.
+    assert findings(QWEN25_72B, sl324, "H100-SXM", tp=16, engines=te) == []
+    fp8_prefill = findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", tp=16, mode="prefill")
+    assert fp8_prefill == []
+
+
+def test_te_fp8_refuses_a_token_count_not_a_multiple_of_8() -> None:
+    te = ("transformer-engine",)
+    (f,) = findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", seq_len=2047, engines=te)
+    assert "micro-batch 1 × sequence 2047 = 2047 tokens" in f.message
+    assert findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", seq_len=2048, engines=te) == []

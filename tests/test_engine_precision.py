@@ -108,11 +108,13 @@ def test_production_config_is_silent_on_the_named_kernels(
 ) -> None:
     """FlashAttention-4's head-dim sets (SL320), Transformer Engine's backend choice (SL321,
     SL322 at context parallel 2) on Hopper and Blackwell, and FlashAttention's fused rotary in
-    decode (SL323): nothing to report."""
+    decode (SL323), FP8 Linear dims (SL324): nothing to report."""
     path = corpus / rel
     for cp in (1, 2):
         assert sl3_findings(path, gpu, tp=tp, cp=cp, engines=KERNELS) == [], source
     assert sl3_findings(path, gpu, tp=tp, mode="decode", engines=KERNELS) == [], source
+    # Transformer Engine's FP8 Linear dims (SL324), at the published tensor parallel size.
+    assert sl3_findings(path, gpu, tp=tp, dtype="fp8", engines=KERNELS) == [], source
 
 
 def test_training_configs_at_their_own_sizes_report_only_a_real_head_size(corpus: Path) -> None:

@@ -46,6 +46,7 @@ from shapelint.rules import (
     sl321_te_attention_unfused,
     sl322_te_no_attention_backend,
     sl323_fused_rotary_dim,
+    sl324_te_fp8_gemm_dims,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -88,6 +89,7 @@ _MODULES = [
     sl321_te_attention_unfused,
     sl322_te_no_attention_backend,
     sl323_fused_rotary_dim,
+    sl324_te_fp8_gemm_dims,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}
