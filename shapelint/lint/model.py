@@ -277,8 +277,17 @@ _NOWHERE = Span("", 1, 1, 1, 1, 0, 0)
 Mode = Literal["train", "prefill", "decode"]
 # "flash" is the GPU's default fused kernel (FlashAttention-3 on Hopper, FlashAttention-2
 # elsewhere); the others name one kernel (shapelint.perf.attention).
-Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "unfused"]
-ATTENTION_KERNELS: tuple[str, ...] = ("flash", "flash2", "flash3", "cudnn", "sdpa", "unfused")
+Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "flash1", "triton", "unfused"]
+ATTENTION_KERNELS: tuple[str, ...] = (
+    "flash",
+    "flash2",
+    "flash3",
+    "cudnn",
+    "sdpa",
+    "flash1",
+    "triton",
+    "unfused",
+)
 Severity = Literal["error", "warning", "info"]
 Applicability = Literal["safe", "unsafe"]
 
