@@ -36,8 +36,15 @@ SUFFIXES = {
     "yaml": (".yaml", ".yml"),
     "toml": (".toml",),
     "python": (".py",),
+    "shell": (".sh",),
 }
-NAMES = {"json": "config.json", "yaml": "config.yaml", "toml": "config.toml", "python": "model.py"}
+NAMES = {
+    "json": "config.json",
+    "yaml": "config.yaml",
+    "toml": "config.toml",
+    "python": "model.py",
+    "shell": "train.sh",
+}
 # Small seeds every run has, so a reader with no corpus files of its kind is still fuzzed.
 BUILT_IN = {
     "json": b'{"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 50257}\n',
@@ -45,6 +52,8 @@ BUILT_IN = {
     "toml": b'[model]\nname = "llama3"\ndim = 4096\nn_heads = 32\nvocab_size = 128256\n',
     "python": b"from dataclasses import dataclass\n\n@dataclass\nclass Config:\n"
     b"    n_embd: int = 768\n    n_head: int = 12\n    vocab_size: int = 50257\n",
+    "shell": b'H=${H:-"${PWD}/x"}\nARGS=(\n  --hidden-size 4096 # w\n  --swiglu\n)\n'
+    b'torchrun pretrain_gpt.py "${ARGS[@]}" --num-attention-heads=32 \\\n  --num-layers $L\n',
 }
 
 
@@ -143,7 +152,7 @@ def _fuzz(kind: str) -> None:
 
 
 @pytest.mark.corpus
-@pytest.mark.parametrize("kind", ["json", "yaml", "toml", "python"])
+@pytest.mark.parametrize("kind", ["json", "yaml", "toml", "python", "shell"])
 def test_reader_survives_mutated_real_configs(kind: str) -> None:
     _fuzz(kind)
 

@@ -135,7 +135,7 @@ def test_manifest_declares_both_hooks() -> None:
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert hook["require_serial"] is True
-        assert set(hook["types_or"]) == {"json", "yaml", "python", "toml"}
+        assert set(hook["types_or"]) == {"json", "yaml", "python", "toml", "shell"}
         assert hook["entry"].split()[0] == "shapelint"
     assert "--fix" in hooks["shapelint-fix"]["entry"].split()
     assert "--fix" not in hooks["shapelint"]["entry"].split()
@@ -149,6 +149,7 @@ def test_manifest_declares_both_hooks() -> None:
         ("train.yml", True),
         ("model_config.py", True),
         ("torchtitan.toml", True),
+        ("train_gpt3.sh", True),
         ("notes.txt", False),
         ("README.md", False),
         ("weights.safetensors", False),

@@ -26,6 +26,7 @@ KINDS = {
     ".yml": "yaml",
     ".py": "python",
     ".toml": "toml",
+    ".sh": "shell",
 }
 SKIP_DIRS = frozenset(
     {

@@ -33,6 +33,7 @@ _READERS = {
     "yaml": "shapelint.lint.formats.yaml",
     "toml": "shapelint.lint.formats.toml",
     "python": "shapelint.lint.formats.python",
+    "shell": "shapelint.lint.formats.shell",
 }
 
 

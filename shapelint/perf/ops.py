@@ -27,11 +27,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from shapelint.lint.model import Dim, ModelConfig, Target
+from shapelint.perf.fusion import fusions
 from shapelint.perf.gpus import GPU
 from shapelint.perf.workload import Pass, layer_plan
-
-FUSIONS: tuple[str, ...] = ("norm", "swiglu", "rope", "softmax", "adamw", "cross_entropy")
-DEFAULT_FUSED: frozenset[str] = frozenset({"norm", "swiglu", "rope", "softmax", "adamw"})
 
 # Achievable fraction of the datasheet DRAM bandwidth for a streaming kernel (one load and one
 # store stream: y = c·x), by GPU family. RRZE-HPC/gpu-benches, gpu-stream, "scale" column at
@@ -93,32 +91,6 @@ class MemOpTime:
     time_s: float
     exposed_s: float
     bandwidth_gbs: float
-
-
-def fusions(spec: str) -> frozenset[str]:
-    """The fused ops a target's ``fused`` option names: ``default``, ``none``, ``all``, or a
-    comma list of `FUSIONS`; ``+name``/``-name`` add to or remove from what precedes
-    (``default,+cross_entropy``). Raises ValueError naming an unknown entry."""
-    out: set[str] = set()
-    for raw in spec.split(","):
-        item = raw.strip().lower()
-        sign = item[:1] if item[:1] in "+-" else ""
-        name = item[len(sign) :].strip().replace("-", "_")
-        if not name:
-            continue
-        if name in ("default", "all", "none") and not sign:
-            out = set({"default": DEFAULT_FUSED, "all": FUSIONS, "none": ()}[name]) | (
-                out if name == "default" else set()
-            )
-        elif name in FUSIONS:
-            if sign == "-":
-                out.discard(name)
-            else:
-                out.add(name)
-        else:
-            known = ", ".join(("default", "none", "all", *FUSIONS))
-            raise ValueError(f"unknown fusion {raw.strip()!r} (known: {known})")
-    return frozenset(out)
 
 
 def memory_fraction(gpu: GPU) -> float:

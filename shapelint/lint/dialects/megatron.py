@@ -1,10 +1,11 @@
 """Megatron-LM YAML: the experimental ``--yaml-cfg`` layout and the functional-test
 ``MODEL_ARGS`` blocks.
 
-Detected by a ``language_model`` mapping holding ``hidden_size`` or ``num_layers``, or by a
-``MODEL_ARGS`` mapping whose keys are command-line flags (``--hidden-size``). ``MODEL_ARGS``
-blocks whose keys are dotted NeMo overrides (``model.config.hidden_size: 768``, Megatron-LM's
-``gpt-nemo`` test cases) are read with the NeMo key table (see `nemo`).
+Detected by a ``language_model`` mapping holding ``hidden_size`` or ``num_layers``, by a
+``MODEL_ARGS`` mapping whose keys are command-line flags (``--hidden-size``), or by the flags
+of a shell launch script (``formats/shell.py``: ``torchrun pretrain_gpt.py --hidden-size …``).
+``MODEL_ARGS`` blocks whose keys are dotted NeMo overrides (``model.config.hidden_size: 768``,
+Megatron-LM's ``gpt-nemo`` test cases) are read with the NeMo key table (see `nemo`).
 
 Keys (YAML layout / flag): ``language_model.hidden_size`` / ``--hidden-size``,
 ``num_attention_heads`` / ``--num-attention-heads``, ``num_query_groups`` /
@@ -57,8 +58,11 @@ def _flag_keys(mapping: Mapping) -> bool:
 
 
 def detect(candidate: Candidate) -> bool:
-    """A ``language_model`` mapping with a model key, or a ``MODEL_ARGS`` flag block."""
+    """A ``language_model`` mapping with a model key, a ``MODEL_ARGS`` flag block, or the
+    flags of a launch script (``kind="shell"``)."""
     root = candidate.root
+    if candidate.kind == "shell":
+        return _flag_keys(root)
     args = root.get(ARGS)
     if isinstance(args, Mapping) and (
         _flag_keys(args) or any("." in entry.key for entry in args.entries)
@@ -76,8 +80,10 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         nested = Candidate(candidate.name, _nest(args), prefix, candidate.kind)
         return nemo.extract_as(doc, nested, extra_keys, NAME)
     b = Builder(candidate, doc.path, NAME, extra_keys)
-    if isinstance(args, Mapping):
-        _take_flags(b)
+    if candidate.kind == "shell":
+        _take_flags(b, "")
+    elif isinstance(args, Mapping):
+        _take_flags(b, f"{ARGS}.")
     else:
         _take_yaml(b)
     position = b.lookup("position_embedding_type", f"{ARGS}.--position-embedding-type")
@@ -155,9 +161,9 @@ def _take_yaml(b: Builder) -> None:
     )
 
 
-def _take_flags(b: Builder) -> None:
+def _take_flags(b: Builder, prefix: str) -> None:
     def flag(name: str) -> str:
-        return f"{ARGS}.--{name}"
+        return f"{prefix}--{name}"
 
     b.take(Dim.HIDDEN, flag("hidden-size"))
     b.take(Dim.HEADS, flag("num-attention-heads"))
@@ -166,7 +172,7 @@ def _take_flags(b: Builder) -> None:
         b.take(Dim.KV_HEADS, flag("num-query-groups"))
     mla = b.lookup(flag("multi-latent-attention"))
     if mla is not None and mla.value is True:
-        _mla_head_dims(b, mla)
+        _mla_head_dims(b, mla, prefix)
     b.take(Dim.HEAD_DIM, flag("kv-channels"))
     b.take(Dim.FFN, flag("ffn-hidden-size"))
     b.take(Dim.LAYERS, flag("num-layers"))
@@ -187,18 +193,18 @@ def _take_flags(b: Builder) -> None:
     b.gated_mlp = swiglu is not None and swiglu.value is True
 
 
-def _mla_head_dims(b: Builder, mla: Value) -> None:
+def _mla_head_dims(b: Builder, mla: Value, prefix: str) -> None:
     """Multi-latent attention: query/key heads are ``qk_head_dim + qk_pos_emb_head_dim`` wide
     (Megatron-LM's defaults 128 and 64), value heads ``v_head_dim`` (default 128)."""
-    qk = b.lookup(f"{ARGS}.--qk-head-dim")
-    rope = b.lookup(f"{ARGS}.--qk-pos-emb-head-dim")
+    qk = b.lookup(f"{prefix}--qk-head-dim")
+    rope = b.lookup(f"{prefix}--qk-pos-emb-head-dim")
     qk_dim = qk.as_int if qk is not None else MLA_QK_HEAD_DIM
     rope_dim = rope.as_int if rope is not None else MLA_ROPE_HEAD_DIM
     if qk_dim is not None and rope_dim is not None:
         sources = tuple(v for v in (qk, rope) if v is not None) or (mla,)
         formula = "qk_head_dim + qk_pos_emb_head_dim (multi-latent attention)"
         b.set(Dim.HEAD_DIM, derived(qk_dim + rope_dim, sources, formula))
-    if b.take(Dim.V_HEAD_DIM, f"{ARGS}.--v-head-dim") is None:
+    if b.take(Dim.V_HEAD_DIM, f"{prefix}--v-head-dim") is None:
         b.set(Dim.V_HEAD_DIM, derived(MLA_V_HEAD_DIM, (mla,), "v_head_dim default 128 (MLA)"))
 
 

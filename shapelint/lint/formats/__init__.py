@@ -11,7 +11,7 @@ from shapelint.lint.source import Document, LineIndex, Problem, decode
 
 
 def parse(path: str, data: bytes, kind: str, budget: Budget = DEFAULT) -> Document:
-    """Parse ``data`` read from ``path`` as ``kind`` (json, yaml, python, toml).
+    """Parse ``data`` read from ``path`` as ``kind`` (json, yaml, python, toml, shell).
 
     Undecodable bytes are an SL000 problem at the first bad byte's line and column; a
     Python file over ``budget`` is one SL000 problem and never reaches libcst.
@@ -74,4 +74,8 @@ def _parse_text(path: str, text: str, kind: str) -> Document:
         from shapelint.lint.formats.toml import parse_toml
 
         return parse_toml(path, text)
+    if kind == "shell":
+        from shapelint.lint.formats.shell import parse_shell
+
+        return parse_shell(path, text)
     raise ValueError(f"unknown file kind {kind!r}")

@@ -1,0 +1,279 @@
+"""Shell launch scripts (``*.sh``) that pass a model's shape as command-line flags.
+
+Megatron-LM (and its forks, Megatron-DeepSpeed) is most often configured by a script::
+
+    HIDDEN=4096
+    GPT_MODEL_ARGS=(
+        --num-layers 32
+        --hidden-size ${HIDDEN}
+        --num-attention-heads 32
+        --swiglu
+    )
+    torchrun pretrain_gpt.py ${GPT_MODEL_ARGS[@]} --seq-length 4096 \\
+        --micro-batch-size 2
+
+The script is never run. It is split into words as a shell would (quotes, ``\\`` line
+continuations, comments, ``( ) ; | &`` as separators), and every ``--flag value`` or
+``--flag=value`` becomes one entry of a single candidate (``kind="shell"``) keyed by the flag;
+a flag with no value on its line is a switch (True). A value is a literal, or ``$VAR`` /
+``${VAR}`` / ``${VAR:-default}`` resolved from a plain ``VAR=value`` assignment earlier in the
+script (the value's span is then the assignment's, marked shared: editing it changes every
+use), or the default when the script assigns none. Anything else (``$((…))``, a loop variable,
+command substitution) is unknown. A flag written twice with different values is unknown:
+which run the script launches is not for a reader to guess.
+
+A script holds a candidate only when it passes a model-shape flag (`SHAPE_FLAGS`); any other
+script is no config and costs one scan.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from shapelint.lint.source import Candidate, Document, Entry, LineIndex, Mapping, Scalar, Span
+
+SHAPE_FLAGS = frozenset({"--hidden-size", "--num-layers", "--num-attention-heads"})
+_SEPARATORS = frozenset("();|&")
+_FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\Z")
+_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+_VAR = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})\Z")
+_ASSIGN_PREFIXES = frozenset({"export", "local", "readonly", "declare"})
+
+
+@dataclass
+class _Word:
+    text: str  # quotes removed
+    start: int  # offset of the word's first character (its opening quote included)
+    end: int
+    value_start: int  # offset of the text inside quotes
+    value_end: int
+    quoted: bool = False
+
+
+# A token is a word, or one of "\n" (end of a line: ends a flag's value) and ";" (end of a
+# statement: a separator or a line outside parentheses).
+_Token = _Word | str
+
+
+def _tokens(text: str) -> list[_Token]:
+    out: list[_Token] = []
+    i, n, depth = 0, len(text), 0
+    while i < n:
+        c = text[i]
+        if c == "\\" and text.startswith("\n", i + 1):
+            i += 2  # a line continuation joins the lines
+            continue
+        if c == "\\" and text.startswith("\r\n", i + 1):
+            i += 3
+            continue
+        if c == "\n":
+            out.append("\n")
+            if depth == 0:
+                out.append(";")
+            i += 1
+            continue
+        if c in " \t\r":
+            i += 1
+            continue
+        if c == "#":
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if c in _SEPARATORS:
+            depth += 1 if c == "(" else -1 if c == ")" and depth > 0 else 0
+            out.append(";")
+            i += 1
+            continue
+        word, i = _word(text, i)
+        out.append(word)
+    return out
+
+
+# Expansions nested deeper than this are not followed (the rest of the file is one word):
+# hostile input must not exhaust the stack.
+MAX_NESTING = 64
+
+
+def _skip_quote(text: str, i: int, depth: int = 0) -> int:
+    """The offset after the quoted string opening at ``i`` (expansions inside ``"…"`` are
+    skipped whole, so a quote inside ``${X:-"…"}`` does not close it)."""
+    quote, n = text[i], len(text)
+    i += 1
+    while i < n and text[i] != quote:
+        if quote == '"' and text[i] == "\\":
+            i += 2
+        elif quote == '"' and text[i] == "$" and text[i + 1 : i + 2] in ("{", "("):
+            i = _skip_expansion(text, i, depth + 1)
+        else:
+            i += 1
+    return min(i + 1, n)
+
+
+def _skip_expansion(text: str, i: int, depth: int = 0) -> int:
+    """The offset after ``${…}``, ``$(…)`` or ``$((…))`` opening at ``i``, nesting counted."""
+    if depth > MAX_NESTING:
+        return len(text)
+    opener = text[i + 1]
+    closer = "}" if opener == "{" else ")"
+    count, j, n = 1, i + 2, len(text)
+    while j < n and count:
+        c = text[j]
+        if c in "'\"":
+            j = _skip_quote(text, j, depth + 1)
+            continue
+        if c == "\\":
+            j += 2
+            continue
+        if c == "$" and text[j + 1 : j + 2] in ("{", "("):
+            j = _skip_expansion(text, j, depth + 1)
+            continue
+        if c == opener:
+            count += 1
+        elif c == closer:
+            count -= 1
+        j += 1
+    return j
+
+
+def _word(text: str, i: int) -> tuple[_Word, int]:
+    """One word from ``i``: unquoted runs, quoted parts and expansions, up to whitespace or a
+    separator."""
+    start, n = i, len(text)
+    parts: list[str] = []
+    inner: tuple[int, int] | None = None
+    quoted = False
+    while i < n and text[i] not in " \t\r\n" and text[i] not in _SEPARATORS:
+        c = text[i]
+        if c in "'\"":
+            end = _skip_quote(text, i)
+            close = end - 1 if end <= n and text[end - 1 : end] == c and end - 1 > i else end
+            parts.append(text[i + 1 : close])
+            inner = (i + 1, close) if inner is None else inner
+            quoted = True
+            i = end
+        elif c == "\\" and i + 1 < n:
+            parts.append(text[i + 1])
+            i += 2
+        elif c == "$" and text[i + 1 : i + 2] in ("{", "("):
+            end = _skip_expansion(text, i)
+            parts.append(text[i:end])
+            i = end
+        else:
+            parts.append(c)
+            i += 1
+    word = "".join(parts)
+    vs, ve = inner if (quoted and len(parts) == 1 and inner is not None) else (start, i)
+    return _Word(word, start, i, vs, ve, quoted), i
+
+
+def _literal(text: str) -> object:
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    try:
+        return float(text) if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+)([eE][+-]?\d+)?", text) else text
+    except ValueError:
+        return text
+
+
+class _Reader:
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.index = LineIndex(text)
+        self.vars: dict[str, Scalar] = {}
+
+    def span(self, start: int, end: int) -> Span:
+        return self.index.span(self.path, start, end)
+
+    def scalar(self, word: _Word) -> Scalar:
+        """The flag's value: a literal, a resolved variable, or unknown text."""
+        m = _VAR.match(word.text)
+        whole = self.span(word.start, word.end)
+        unknown = Scalar(word.text, whole, expression=word.text, known=False)
+        if m is not None:
+            name = m.group(1) or m.group(2)
+            if name in self.vars:
+                found = self.vars[name]
+                return Scalar(found.value, found.span, shared=True, expression=word.text)
+            default = m.group(3)
+            if default and "$" not in default:
+                at = self.text.find(default, word.start, word.end)
+                span = self.span(at, at + len(default)) if at >= 0 else whole
+                return Scalar(_literal(default), span, shared=True, expression=word.text)
+            return unknown
+        if "$" in word.text or "`" in word.text:
+            return unknown
+        return Scalar(_literal(word.text), self.span(word.value_start, word.value_end))
+
+    def assign(self, word: _Word) -> None:
+        m = _ASSIGN.match(word.text)
+        assert m is not None
+        name, raw = m.group(1), word.text[m.end() :]
+        fallback = _VAR.match(raw)
+        if fallback is not None and fallback.group(3) and "$" not in fallback.group(3):
+            # NAME=${NAME:-4096}: the default, unless the environment overrides it
+            default = fallback.group(3)
+            at = self.text.find(default, word.start, word.end)
+            if at >= 0:
+                self.vars[name] = Scalar(_literal(default), self.span(at, at + len(default)))
+                return
+        if not raw or "$" in raw or "`" in raw:
+            self.vars.pop(name, None)  # assigned something this reader cannot follow
+            return
+        offset = self.text.find("=", word.start, word.end) + 1
+        start, end = offset, word.end
+        if word.quoted and self.text[offset : offset + 1] in ("'", '"'):
+            start, end = offset + 1, word.end - 1
+        self.vars[name] = Scalar(_literal(raw), self.span(start, end))
+
+
+def parse_shell(path: str, text: str) -> Document:
+    """A shell script as a `Document`: one candidate of its ``--flag value`` pairs, or none."""
+    doc = Document(path=path, text=text, format="shell")
+    reader = _Reader(path, text)
+    tokens = _tokens(text)
+    flags: dict[str, list[tuple[Span, Scalar]]] = {}
+    statement_start = True
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        if isinstance(tok, str):
+            statement_start = statement_start or tok == ";"
+            continue
+        if statement_start and tok.text in _ASSIGN_PREFIXES:
+            continue
+        if statement_start and _ASSIGN.match(tok.text) and not tok.text.startswith("--"):
+            reader.assign(tok)
+            continue
+        statement_start = False
+        name, _, inline = tok.text.partition("=")
+        if not _FLAG.match(name):
+            continue
+        key_span = reader.span(tok.start, tok.start + len(name))
+        if inline or tok.text.endswith("="):
+            at = tok.start + len(name) + 1
+            value = reader.scalar(_Word(inline, at, tok.end, at, tok.end, tok.quoted))
+        else:
+            nxt = tokens[i] if i < len(tokens) else None
+            if (isinstance(nxt, _Word) and not nxt.text.startswith("-")) or (
+                isinstance(nxt, _Word) and re.fullmatch(r"-\d+(\.\d+)?", nxt.text)
+            ):
+                assert isinstance(nxt, _Word)
+                value = reader.scalar(nxt)
+                i += 1
+            else:
+                value = Scalar(True, key_span, expression=name)
+        flags.setdefault(name, []).append((key_span, value))
+    if not SHAPE_FLAGS & flags.keys():
+        return doc
+    entries = []
+    for name, uses in flags.items():
+        key_span, value = uses[-1]
+        if len({(v.value, v.known) for _, v in uses}) > 1:
+            value = Scalar(value.value, value.span, expression=value.expression, known=False)
+        entries.append(Entry(name, key_span, value))
+    root = Mapping(tuple(entries), reader.span(0, len(text)))
+    doc.candidates.append(Candidate(name="", root=root, kind="shell"))
+    return doc
