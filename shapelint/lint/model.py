@@ -51,6 +51,9 @@ class Dim(str, enum.Enum):
     # How many of each head's dims rotary embedding turns (HF ``rotary_dim``, or the head dim
     # times ``partial_rotary_factor`` / ``rotary_pct`` / ``rotary_percentage``).
     ROTARY_DIM = "rotary_dim"
+    # Megatron-LM's ``transformer_impl`` ("transformer_engine", its default, or "local"): which
+    # engine runs the layers, read by the engine defaults.
+    TRANSFORMER_IMPL = "transformer_impl"
     DTYPE = "dtype"
     # Framework knobs that fixes prefer over raw numbers.
     VOCAB_MULTIPLE = "vocab_multiple"
