@@ -38,7 +38,7 @@ def add_step_flags(p: argparse.ArgumentParser) -> None:
         type=_fused,
         metavar="SPEC",
         help="fused kernels: default (Megatron-LM), none (PyTorch eager), all, or a list such "
-        "as default,+cross_entropy or none,norm (norm, swiglu, rope, softmax, adamw, "
+        "as default,+cross_entropy or none,norm (norm, swiglu, rope, softmax, dropout, adamw, "
         "cross_entropy)",
     )
     p.add_argument(

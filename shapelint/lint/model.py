@@ -228,6 +228,9 @@ class ModelConfig:
     # How positions enter the model: "rope", "alibi", "learned", or None when the config does
     # not say (the performance model then assumes rotary, the common case today).
     position_embedding: str | None = None
+    # Dropout probabilities the config states above zero, by where they apply: "attention"
+    # (the attention probabilities), "hidden" (the residual branches), "embedding".
+    dropout: Mapping[str, float] = field(default_factory=dict)
 
     def get(self, dim: Dim) -> Value | None:
         """The value of ``dim`` or None."""

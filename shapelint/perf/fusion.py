@@ -6,8 +6,16 @@ the performance model.
 
 from __future__ import annotations
 
-FUSIONS: tuple[str, ...] = ("norm", "swiglu", "rope", "softmax", "adamw", "cross_entropy")
-DEFAULT_FUSED: frozenset[str] = frozenset({"norm", "swiglu", "rope", "softmax", "adamw"})
+FUSIONS: tuple[str, ...] = (
+    "norm",
+    "swiglu",
+    "rope",
+    "softmax",
+    "dropout",
+    "adamw",
+    "cross_entropy",
+)
+DEFAULT_FUSED: frozenset[str] = frozenset({"norm", "swiglu", "rope", "softmax", "dropout", "adamw"})
 
 
 def fusions(spec: str) -> frozenset[str]:

@@ -13,8 +13,9 @@ activation element costs ``e`` bytes (2 in bf16/fp16/fp8 recipes, whose activati
 form is the PyTorch eager sequence named in each op's comment. Which ops are fused is the
 target's ``fused`` option (`fusions`): ``default`` is what a Megatron-LM training run does
 (TE/Apex fused norms, ``bias_swiglu_fusion``, ``apply_rope_fusion``, ``masked_softmax_fusion``,
-FusedAdam; ``cross_entropy_loss_fusion`` off), ``none`` is plain PyTorch eager (Hugging Face
-modelling code with ``torch.optim.AdamW`` foreach), ``all`` everything.
+``bias_dropout_fusion``, FusedAdam; ``cross_entropy_loss_fusion`` off), ``none`` is plain
+PyTorch eager (Hugging Face modelling code with ``torch.optim.AdamW`` foreach), ``all``
+everything.
 
 Tensor parallelism splits every activation by t (Megatron's sequence parallelism, used with
 tensor parallelism in current runs, splits the norm/residual/dropout regions too).
@@ -191,7 +192,7 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
         if (
             train
             and target.recompute
-            and name not in ("final_norm", "cross_entropy", "position_add")
+            and name not in ("final_norm", "cross_entropy", "position_add", "embedding_dropout")
         ):
             ops.append(MemOp(name, "recompute", elems * fwd, count, kernels[0], note=note))
 
@@ -209,6 +210,25 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     # Two residual adds per layer: read two, write one; the backward accumulates the two
     # gradient paths the same way.
     add("residual_add", hidden, 3.0 * e, 3.0 * e, 2 * layers, note="read 2, write 1")
+    # Dropout, in training where the config states p > 0 (ModelConfig.dropout). Hidden
+    # dropout on the two residual branches of each layer, embedding dropout once. PyTorch
+    # eager (native_dropout): read x, write y and a 1-byte mask; backward: read dy and the
+    # mask, write dx. Fused into the residual add (Megatron's bias_dropout_add_fusion): only
+    # the mask is written and read back, in no kernel of its own.
+    drop = config.dropout if train else {}
+    if "dropout" in fused:
+        drop_b, drop_k, drop_note = 1.0, (0, 0), "fused into the residual add: 1-byte mask"
+    else:
+        drop_b, drop_k, drop_note = 2.0 * e + 1, (1, 1), "eager: read x, write y and a mask"
+    if "hidden" in drop:
+        add("dropout", hidden, drop_b, drop_b, 2 * layers, drop_k, drop_note)
+    if "embedding" in drop:
+        add("embedding_dropout", hidden, 2.0 * e + 1, 2.0 * e + 1, 1, note="eager dropout")
+    # Attention dropout runs inside a flash kernel (Philox, no mask in memory); unfused
+    # attention drops the b·(a/t)·s² probabilities with a mask of its own.
+    if "attention" in drop and target.attention == "unfused" and target.mode != "decode":
+        probs = b * -(-a // t) * s * s
+        add("attention_dropout", probs, 2.0 * e + 1, 2.0 * e + 1, layers, note="eager dropout")
     # Rotary embedding of queries and keys. Fused (apply_rope_fusion): read, write. Unfused
     # (HF: q·cos + rotate_half(q)·sin): neg + cat (4e), two muls (4e), add (3e).
     positions = config.position_embedding or "rope"
