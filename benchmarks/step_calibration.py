@@ -2,20 +2,26 @@
 
 Usage:
     python benchmarks/step_calibration.py            # every row: published vs predicted MFU
-    python benchmarks/step_calibration.py --fit      # refit the sustained fraction per family
+    python benchmarks/step_calibration.py --fit      # refit the whole-step constants
     python benchmarks/step_calibration.py --markdown # the README's table
+    python benchmarks/step_calibration.py --attention # FlashAttention figures: model vs published
 
 Data: tests/perf/data/llm_foundry_mpt.csv (every 8-GPU bf16 row of the H100 80GB, A100 80GB
 and A100 40GB tables of mosaicml/llm-foundry scripts/train/benchmarking/README.md, with a
 fixed fit/held-out split) and tests/perf/data/mpt_shapes.csv (the MPT yamls' shapes).
 
 Each row is modelled as one GPU of the published run: micro-batch b and sequence s as
-published, the FlashAttention-2 kernel the benchmark installs, plain PyTorch kernels (no fused
-norm or GELU: ``--fused adamw`` as Composer uses a fused AdamW... see FUSED below), learned
-position embeddings, FSDP over the 8 GPUs (optimizer state sharded, gradients
+published, the attention kernel the runs used (llm-foundry's Triton flash-attention: the
+submit_benchmarks.py of the tables' commits defaults ``--attn_impl`` to ``triton``; its rates
+are the FlashAttention-2 paper's "FlashAttention Triton" bars on A100, FlashAttention-1's bars
+standing in on H100, see shapelint/perf/attention.py), plain PyTorch kernels (FUSED below),
+learned position embeddings, FSDP over the 8 GPUs (optimizer state sharded, gradients
 reduce-scattered over NVLink behind the backward), the row's gradient accumulation and its
-activation checkpointing (full recompute). The predicted MFU uses the table's own formula:
+activation checkpointing. The predicted MFU uses the table's own formula:
 tokens/s/GPU × (6·NumParams + 12·n_layers·d_model·s) / dense peak.
+
+Fitted on the fit rows (``--fit``): the GEMMs' sustained fraction per GPU family, the Triton
+kernel's scale against its figure per family, and the cost of activation checkpointing.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shapelint.lint.model import Dim, ModelConfig, Target, Value
+from shapelint.lint.model import Attention, Dim, ModelConfig, Target, Value
 from shapelint.lint.source import Span
 from shapelint.perf.estimate import STEP_CALIBRATION, StepCalibration, step_time
 from shapelint.perf.gpus import GPU, lookup
@@ -46,6 +52,9 @@ GPUS = {"h100_80gb": "h100", "a100_80gb": "a100-80gb", "a100_40gb": "a100-40gb"}
 # (counted as "norm"); no SwiGLU or rotary; Composer's default optimizer for these yamls is
 # decoupled LionW/AdamW run per tensor (foreach), counted unfused; eager cross-entropy.
 FUSED = "none,norm"
+# The attention kernel of the runs: llm-foundry's Triton flash-attention (submit_benchmarks.py
+# at the tables' commits, b2a43a1 and 5f43bf1, defaults --attn_impl to triton).
+KERNEL: Attention = "triton"
 _NOWHERE = Span("", 1, 1, 1, 1, 0, 0)
 
 
@@ -147,7 +156,7 @@ def target_of(row: Row, gpu: GPU) -> Target:
         seq_len=row.seq_len,
         tp=1,
         mode="train",
-        attention="flash2",
+        attention=KERNEL,
         fused=FUSED,
         data_parallel=row.gpus,
         sharded=True,
@@ -187,15 +196,17 @@ def _golden(loss: Callable[[float], float], lo: float, hi: float) -> float:
 
 
 def fit(rows: list[Row]) -> StepCalibration:
-    """Fit the sustained fraction per family and the recompute cost on ``rows`` (the fit
-    rows): coordinate descent, each constant by golden-section search, minimizing the median
-    |log(predicted / published MFU)| (per family for ``sustained``, over all rows given for
+    """Fit the sustained fraction and the Triton kernel's scale per family, and the recompute
+    cost, on ``rows`` (the fit rows): coordinate descent, each constant by golden-section
+    search, minimizing the median |log(predicted / published MFU)| (per family for
+    ``sustained`` and ``attention``, over the checkpointed rows given for
     ``recompute_cost``)."""
     # A fixed start, so the fit does not depend on the constants it replaces.
     cal = dataclasses.replace(
         STEP_CALIBRATION,
         sustained=MappingProxyType(dict.fromkeys(STEP_CALIBRATION.sustained, 1.0)),
         recompute_cost=1.0,
+        attention=MappingProxyType({}),
     )
     archs = sorted({arch_of(r) for r in rows})
 
@@ -216,6 +227,18 @@ def fit(rows: list[Row]) -> StepCalibration:
             best = _golden(by_sustained, 0.3, 1.0)
             cal = dataclasses.replace(
                 cal, sustained=MappingProxyType({**cal.sustained, arch: best})
+            )
+            base = cal
+
+            def by_attention(
+                x: float, arch: str = arch, base: StepCalibration = base, mine: list[Row] = mine
+            ) -> float:
+                attention = MappingProxyType({**base.attention, f"{KERNEL}/{arch}": x})
+                return loss(dataclasses.replace(base, attention=attention), mine)
+
+            best = _golden(by_attention, 0.3, 1.5)
+            cal = dataclasses.replace(
+                cal, attention=MappingProxyType({**cal.attention, f"{KERNEL}/{arch}": best})
             )
         checkpointed = [r for r in rows if r.checkpointing]
         base = cal
@@ -239,18 +262,43 @@ def summary(preds: list[Prediction]) -> tuple[float, float, float]:
     )
 
 
+def attention_report() -> int:
+    """Print the attention model's error on the FlashAttention figures, fit and held out."""
+    from shapelint.perf.attention import paper_rate
+
+    with (DATA / "flash_attention.csv").open(encoding="utf-8") as f:
+        bars = list(csv.DictReader(ln for ln in f if not ln.startswith("#")))
+    for split in ("fit", "held_out"):
+        errors = []
+        for r in (b for b in bars if b["split"] == split):
+            causal = r["causal"] == "True"
+            d, s = int(r["head_dim"]), int(r["seq_len"])
+            rate = paper_rate(r["gpu"], r["kernel"], r["pass"], causal, d, s)
+            errors.append(abs((rate or 0.0) / float(r["tflops"]) - 1))
+        print(
+            f"FlashAttention {split} bars ({len(errors)}): median |error|"
+            f" {statistics.median(errors):.1%}, worst {max(errors):.1%}"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print published vs predicted MFU per row and the error on fit and held-out rows."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fit", action="store_true", help="refit on the fit rows and print")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument(
+        "--attention", action="store_true", help="the attention model against its figures"
+    )
     args = parser.parse_args(argv)
+    if args.attention:
+        return attention_report()
     rows = load_rows()
     if args.fit:
         fitted = fit([r for r in rows if r.split == "fit"])
         print(
             f"fitted on the fit rows: sustained {dict(fitted.sustained)},"
-            f" recompute_cost {fitted.recompute_cost}"
+            f" attention {dict(fitted.attention)}, recompute_cost {fitted.recompute_cost}"
         )
         return 0
     preds = predict(rows)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__, _interrupt
 from shapelint.commands.engines import add_engine_flags
+from shapelint.commands.step_flags import add_step_flags
 from shapelint.lint.formats.budget import Budget
 from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
 
@@ -83,6 +84,7 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
         help="attention kernel (default flash: FA3 on Hopper, FA2 elsewhere)",
     )
     add_engine_flags(p)
+    add_step_flags(p)
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:

@@ -6,7 +6,8 @@ named with a version (``vllm@0.30``) is accepted: the rules still describe the v
 were checked against, which ``shapelint engines`` lists beside each engine's rule codes.
 
 When no engine is named, the config chooses where it can do so unambiguously (a Megatron or
-NeMo training config runs on Megatron; an HF checkpoint with ``quantization_config`` is served
+NeMo training config runs on Megatron, a Megatron-LM one also on Transformer Engine unless its
+``transformer_impl`` is "local"; an HF checkpoint with ``quantization_config`` is served
 by the engines that load that format); otherwise every engine of kind "serve" or "train" is
 checked. Kernels (FlashAttention, FlashInfer) are checked when named.
 """
@@ -170,12 +171,23 @@ DIALECT_ENGINES: dict[str, tuple[str, ...]] = {
 
 def default_engines(config: ModelConfig) -> tuple[str, ...] | None:
     """The engines ``config`` itself implies, or None when it does not say."""
+    if config.dialect == "megatron-lm" and _runs_on_te(config):
+        return (*DIALECT_ENGINES[config.dialect], "transformer-engine")
     if config.dialect in DIALECT_ENGINES:
         return DIALECT_ENGINES[config.dialect]
     method = config.get(Dim.QUANT_METHOD)
     if method is not None and isinstance(method.value, str):
         return QUANT_ENGINES.get(method.value.lower())
     return None
+
+
+def _runs_on_te(config: ModelConfig) -> bool:
+    """Megatron-LM builds its layers from Transformer Engine unless ``transformer_impl`` says
+    otherwise (``TransformerConfig.transformer_impl`` defaults to "transformer_engine",
+    megatron/core/transformer/transformer_config.py:1314-1316 at d98e8a64; the command-line
+    flags take that default, megatron/training/arguments.py:2373)."""
+    impl = config.get(Dim.TRANSFORMER_IMPL)
+    return impl is None or str(impl.value).lower() == "transformer_engine"
 
 
 def all_default() -> tuple[str, ...]:

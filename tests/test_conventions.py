@@ -231,7 +231,17 @@ def test_json_and_sarif_carry_the_target_per_config(gpt2: Path) -> None:
     (c,) = json.loads(out)["configs"]
     assert c["target"]["tp"] == 2 and c["target"]["origins"]["tp"] == "flag"
     assert c["target"]["gpu"] == ["A100-SXM-80GB"]
-    assert c["target"]["defaults"] == ["dtype", "mode", "micro_batch", "seq_len", "attention"]
+    assert c["target"]["defaults"] == [
+        "dtype",
+        "mode",
+        "micro_batch",
+        "seq_len",
+        "attention",
+        "fused",
+        "data_parallel",
+        "sharded",
+        "recompute",
+    ]
     assert c["target"]["origins"]["gpu"] == "chosen"
     _, out, _ = run(str(gpt2), "--format", "sarif", "--micro-batch", "2")
     (result,) = json.loads(out)["runs"][0]["results"]

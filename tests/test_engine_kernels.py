@@ -320,3 +320,25 @@ def test_te_fp8_refuses_a_token_count_not_a_multiple_of_8() -> None:
     (f,) = findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", seq_len=2047, engines=te)
     assert "micro-batch 1 × sequence 2047 = 2047 tokens" in f.message
     assert findings(QWEN25_72B, sl324, "H100-SXM", dtype="fp8", seq_len=2048, engines=te) == []
+
+
+# --- Megatron-LM runs on Transformer Engine unless transformer_impl says otherwise ------------
+
+
+def test_megatron_configs_run_on_transformer_engine_unless_local(corpus: Path) -> None:
+    import yaml
+
+    from shapelint.engines import default_engines
+
+    local = corpus / "megatron-lm/examples/gpt3/gpt_config.yaml"
+    assert yaml.safe_load(local.read_text())["transformer_impl"] == "local"
+    flags = next(
+        p
+        for p in corpus.rglob("megatron-lm/tests/functional_tests/test_cases/*/*/model_config.yaml")
+        if "--transformer-impl: transformer_engine" in p.read_text()
+    )
+    for path, engines in ((local, ("megatron",)), (flags, ("megatron", "transformer-engine"))):
+        fmt = "yaml"
+        configs = dialects.extract(parse_text(path.read_text(), fmt, str(path)))
+        assert configs and all(c.dialect == "megatron-lm" for c in configs), path
+        assert {default_engines(c) for c in configs} == {engines}, path

@@ -113,7 +113,8 @@ def test_engine_findings_in_every_format(tmp_path: Path, fmt: str) -> None:
 
 def test_megatron_yaml_reads_its_parallel_sizes_and_runs_on_megatron(tmp_path: Path) -> None:
     target = target_of(MEGATRON, "yaml")
-    assert (target.pp, target.ep, target.cp, target.engines) == (4, 3, 2, ("megatron",))
+    engines = ("megatron", "transformer-engine")  # Megatron's default transformer_impl
+    assert (target.pp, target.ep, target.cp, target.engines) == (4, 3, 2, engines)
     path = write(tmp_path, "gpt.yaml", MEGATRON)
     code, out, _ = run(path, "--format", "json", "--select", "SL3")
     assert code == 1

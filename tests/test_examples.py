@@ -35,7 +35,8 @@ def test_every_fixable_finding_has_a_slowdown(gpus: tuple[str, ...]) -> None:
 
 
 def test_findings_in_json_yaml_and_python() -> None:
-    data = report()
+    # The YAML example's h/a = 80 costs <1% on H100 with FA3: every finding counts here.
+    data = report("--min-slowdown", "0")
     paths = {f["path"].rsplit(".", 1)[-1] for f in data["findings"]}  # type: ignore[index, union-attr]
     assert {"json", "yml", "py"} <= paths
     assert len(data["configs"]) >= 7  # type: ignore[arg-type]

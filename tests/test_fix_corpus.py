@@ -140,7 +140,10 @@ def test_examples_fix_only_reported_values(tmp_path: Path) -> None:
     for p in DATA.iterdir():
         if ".fixed." not in p.name:
             shutil.copyfile(p, src / p.name)
-    files, words = fix_and_compare(tmp_path, src, "--unsafe-fixes", "--select", "SL0,SL1")
+    # Every finding counts (h/a = 80 costs <1% on H100 with FA3's figures).
+    files, words = fix_and_compare(
+        tmp_path, src, "--unsafe-fixes", "--select", "SL0,SL1", "--min-slowdown", "0"
+    )
     assert files == len(list(src.iterdir()))
     assert sum(words.values()) == files  # one value per example file
 

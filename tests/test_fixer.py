@@ -294,9 +294,11 @@ def test_unparsed_document_is_never_fixed() -> None:
 
 def test_safe_fix_only_without_unsafe() -> None:
     text = '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 50257}\n'
-    safe = fix_document(parse_text(text), OPTIONS)
+    # h/a = 80 costs <1% on H100 with FA3's figures: every finding counts here.
+    options = replace(OPTIONS, min_slowdown=0.0)
+    safe = fix_document(parse_text(text), options)
     assert [f.code for f in safe.applied] == ["SL101"]
-    both = fix_document(parse_text(text), OPTIONS, unsafe=True)
+    both = fix_document(parse_text(text), options, unsafe=True)
     assert sorted(f.code for f in both.applied) == ["SL101", "SL102"]
     assert '"num_attention_heads": 40' in both.text and '"vocab_size": 50304' in both.text
 

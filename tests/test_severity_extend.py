@@ -17,7 +17,8 @@ YAML = "hidden_size: 2560\nnum_attention_heads: 32\nnum_hidden_layers: 32\nvocab
 
 def run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
+    # The YAML's h/a = 80 costs <1% on H100 with FA3's figures: every finding counts here.
+    code = main([*argv, "--min-slowdown", "0"], out, err)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -70,7 +70,8 @@ def test_json_run_imports_no_libcst_yaml_or_jsonschema(tmp_path: Path) -> None:
 
 def test_yaml_run_imports_no_libcst_or_jsonschema(tmp_path: Path) -> None:
     shutil.copyfile(FIX_DATA / "neox.yml", tmp_path / "neox.yml")
-    code, findings, modules = imported(tmp_path, "check", "neox.yml")
+    # h/a = 80 costs <1% on H100 with FA3's figures: every finding counts here.
+    code, findings, modules = imported(tmp_path, "check", "--min-slowdown", "0", "neox.yml")
     assert code == 1 and findings >= 1
     assert "yaml" in modules
     assert _heavy(modules, ("libcst", "jsonschema")) == []

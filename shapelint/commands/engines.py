@@ -70,7 +70,8 @@ def run_engines(fmt: str, out: TextIO) -> int:
             out.write(f"{'':<{wn}} {'':<6} {'':<{wv}} aliases: {aliases or '-'}{mark}\n")
     out.write(
         "Without --engine, a config is checked against the engines it implies (Megatron/NeMo "
-        "configs: megatron; quantized checkpoints: the engines serving that format), else "
+        "configs: megatron, and transformer-engine for Megatron-LM unless transformer_impl is "
+        "local; quantized checkpoints: the engines serving that format), else "
         "every serve and train engine.\n"
     )
     return 0

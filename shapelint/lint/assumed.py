@@ -19,7 +19,18 @@ from shapelint.lint.runner import LintOptions, resolve_target
 Origin = Literal["flag", "config", "settings", "default"]
 
 # The target's fields in the order reports show them.
-FIELDS = ("dtype", "mode", "micro_batch", "seq_len", "tp", "attention")
+FIELDS = (
+    "dtype",
+    "mode",
+    "micro_batch",
+    "seq_len",
+    "tp",
+    "attention",
+    "fused",
+    "data_parallel",
+    "sharded",
+    "recompute",
+)
 _CONFIG_DIMS = {"micro_batch": Dim.MICRO_BATCH, "seq_len": Dim.SEQ_LEN, "tp": Dim.TP}
 
 
@@ -68,6 +79,12 @@ class AssumedTarget:
         ]
         if v["attention"] != "flash":
             parts.append(mark("attention", f"{v['attention']} attention"))
+        # How the step is run (shapelint.perf.ops), when it is not the default.
+        if v["fused"] != "default":
+            parts.append(f"fused {v['fused']}")
+        if v["data_parallel"] != 1:
+            parts.append(f"data-parallel {v['data_parallel']}")
+        parts.extend(name for name in ("sharded", "recompute") if v[name])
         if self.engines:
             parts.append("engines " + "/".join(self.engines))
         parts.extend(f"{name} {size}" for name, size in self.parallel if size > 1)

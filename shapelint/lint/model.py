@@ -51,6 +51,9 @@ class Dim(str, enum.Enum):
     # How many of each head's dims rotary embedding turns (HF ``rotary_dim``, or the head dim
     # times ``partial_rotary_factor`` / ``rotary_pct`` / ``rotary_percentage``).
     ROTARY_DIM = "rotary_dim"
+    # Megatron-LM's ``transformer_impl`` ("transformer_engine", its default, or "local"): which
+    # engine runs the layers, read by the engine defaults.
+    TRANSFORMER_IMPL = "transformer_impl"
     DTYPE = "dtype"
     # Framework knobs that fixes prefer over raw numbers.
     VOCAB_MULTIPLE = "vocab_multiple"
@@ -225,6 +228,9 @@ class ModelConfig:
     # How positions enter the model: "rope", "alibi", "learned", or None when the config does
     # not say (the performance model then assumes rotary, the common case today).
     position_embedding: str | None = None
+    # Dropout probabilities the config states above zero, by where they apply: "attention"
+    # (the attention probabilities), "hidden" (the residual branches), "embedding".
+    dropout: Mapping[str, float] = field(default_factory=dict)
 
     def get(self, dim: Dim) -> Value | None:
         """The value of ``dim`` or None."""
@@ -277,8 +283,17 @@ _NOWHERE = Span("", 1, 1, 1, 1, 0, 0)
 Mode = Literal["train", "prefill", "decode"]
 # "flash" is the GPU's default fused kernel (FlashAttention-3 on Hopper, FlashAttention-2
 # elsewhere); the others name one kernel (shapelint.perf.attention).
-Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "unfused"]
-ATTENTION_KERNELS: tuple[str, ...] = ("flash", "flash2", "flash3", "cudnn", "sdpa", "unfused")
+Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "flash1", "triton", "unfused"]
+ATTENTION_KERNELS: tuple[str, ...] = (
+    "flash",
+    "flash2",
+    "flash3",
+    "cudnn",
+    "sdpa",
+    "flash1",
+    "triton",
+    "unfused",
+)
 Severity = Literal["error", "warning", "info"]
 Applicability = Literal["safe", "unsafe"]
 

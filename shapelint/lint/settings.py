@@ -61,6 +61,10 @@ class Settings:
     pp: int | None = None
     ep: int | None = None
     cp: int | None = None
+    fused: str | None = None
+    data_parallel: int | None = None
+    sharded: bool | None = None
+    recompute: bool | None = None
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -259,6 +263,10 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         pp=data.get("pp"),
         ep=data.get("ep"),
         cp=data.get("cp"),
+        fused=_fused(data["fused"], where) if "fused" in data else None,
+        data_parallel=data.get("data-parallel"),
+        sharded=data.get("sharded"),
+        recompute=data.get("recompute"),
         select=_codes(data["select"]) if "select" in data else None,
         ignore=_codes(data.get("ignore", ())),
         per_file_ignores={k: _codes(v) for k, v in data.get("per-file-ignores", {}).items()},
@@ -272,6 +280,15 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         extends=extends,
         budget={k.replace("-", "_"): data[k] for k in BUDGET_KEYS if k in data},
     )
+
+
+def _fused(spec: str, where: str) -> str:
+    from shapelint.perf.fusion import fused_spec
+
+    try:
+        return fused_spec(spec)
+    except ValueError as exc:
+        raise SettingsError(f"{where}: fused: {exc}") from None
 
 
 def _engines(specs: Iterable[str], where: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from shapelint.lint.model import CAPACITY_DIMS, Dim, Estimate, Fix, ModelConfig, Target
+from shapelint.perf.attention import attention_fraction
 from shapelint.perf.gemm import CALIBRATION, GemmTime, gemm_time
 from shapelint.perf.gpus import ELEMENT_BYTES, GPU
 from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops
@@ -22,51 +23,25 @@ from shapelint.perf.workload import Gemm, step_gemms
 CAUSAL_FRACTION = 0.5
 
 
-# Throughput of each fused attention kernel relative to the GEMM model's rate for the same
-# QKᵀ and P·V products (the GEMM model runs at the GPU's measured best-case matmul fraction),
-# forward and backward, by GPU family. From the papers' headline figures:
-# - FlashAttention-2 (Dao 2023, arXiv 2307.08691): on A100 up to 73% of peak forward and 63%
-#   backward; over the A100's 86.9% matmul fraction: 0.84 and 0.72. On H100 the paper's
-#   fwd+bwd reaches ~335 TFLOP/s, 34% of 989 (FA2 does not use Hopper's wgmma/TMA): 0.42.
-# - FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608): forward up to 740 TFLOP/s (75%),
-#   backward 1.5-1.75x FA2's (~0.55 of peak): over H100's 80.3% matmul fraction, 0.93, 0.69.
-# - cuDNN fused attention on Hopper: compared in the FA3 paper at close to FA3; FA3's figures
-#   are used. SDPA's flash backend is FA2's kernel; FA2's figures are used.
-# Families without a measurement inherit Ampere's FA2 figures (Volta and CDNA run other
-# kernels; their figures are not published in these papers).
-ATTENTION_EFFICIENCY: Mapping[tuple[str, str], tuple[float, float]] = MappingProxyType(
-    {
-        ("flash2", "ampere"): (0.84, 0.72),
-        ("flash2", "hopper"): (0.42, 0.42),
-        ("flash3", "hopper"): (0.93, 0.69),
-        ("cudnn", "hopper"): (0.93, 0.69),
-        ("sdpa", "hopper"): (0.42, 0.42),
-        ("flash2", "*"): (0.84, 0.72),
-    }
-)
-
-
-def attention_efficiency(kernel: str, arch: str, pass_: str) -> float:
-    """The fused attention kernel's throughput relative to the GEMM model (see
-    `ATTENTION_EFFICIENCY`): forward for ``fwd``/``recompute``, backward for ``dgrad``."""
-    base = "flash2" if kernel in ("sdpa", "cudnn", "flash3") and arch != "hopper" else kernel
-    fwd, bwd = ATTENTION_EFFICIENCY.get(
-        (base, arch), ATTENTION_EFFICIENCY.get((base, "*"), ATTENTION_EFFICIENCY[("flash2", "*")])
-    )
-    return bwd if pass_ == "dgrad" else fwd
-
-
 @dataclass(frozen=True)
 class StepCalibration:
     """Whole-step constants, fitted on the fit rows of published training throughput
-    (tests/perf/data/llm_foundry_mpt.csv; benchmarks/calibration_report.py --step refits and
-    prints them).
+    (tests/perf/data/llm_foundry_mpt.csv; ``python benchmarks/step_calibration.py --fit``
+    refits and prints them; tests/perf/test_perf_step_calibration.py checks that the refit
+    gives these values back).
 
     ``sustained`` is the fraction of the GEMM model's (best-case, isolated-kernel) compute
-    rate that GEMMs and attention sustain inside a whole training step, by GPU family: what
-    clocks under sustained power, kernel gaps and communication running beside compute cost.
-    Families without published whole-step rows inherit: Volta, Ada, CDNA from Ampere,
-    Blackwell from Hopper.
+    rate that GEMMs sustain inside a whole training step, by GPU family: what clocks under
+    sustained power, kernel gaps and communication running beside compute cost. Families
+    without published whole-step rows inherit: Volta, Ada, CDNA from Ampere, Blackwell from
+    Hopper. Fused attention is not scaled by it: it runs at the rate its papers measured
+    (`shapelint.perf.attention`).
+
+    ``attention`` scales a fused attention kernel's figure-derived rate, by ``kernel/family``
+    (1.0 where absent). Only ``triton`` is fitted: the MPT runs used llm-foundry's Triton
+    flash-attention (``attn_impl`` default ``triton`` in its submit_benchmarks.py), whose
+    published figure (FlashAttention-2 paper, Fig. 4, A100; on H100 FlashAttention-1's Fig. 7
+    bars stand in) predates the Triton compiler those runs used.
 
     ``recompute_cost`` is what activation checkpointing costs relative to running every
     layer's forward again (1.0 = a full extra forward): the published rows with checkpointing
@@ -76,6 +51,7 @@ class StepCalibration:
     sustained: Mapping[str, float]
     inherit: Mapping[str, str]
     recompute_cost: float = 1.0
+    attention: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     def sustained_for(self, arch: str) -> float:
         """The sustained fraction for a GPU family (inherited where not fitted)."""
@@ -83,9 +59,18 @@ class StepCalibration:
             return self.sustained[arch]
         return self.sustained.get(self.inherit.get(arch, "ampere"), 1.0)
 
+    def attention_for(self, kernel: str, arch: str) -> float:
+        """The scale of ``kernel``'s figure-derived rate on a GPU family (1.0 unless fitted;
+        inherited like ``sustained``)."""
+        key = f"{kernel}/{arch}"
+        if key in self.attention:
+            return self.attention[key]
+        return self.attention.get(f"{kernel}/{self.inherit.get(arch, 'ampere')}", 1.0)
+
 
 STEP_CALIBRATION = StepCalibration(
-    sustained=MappingProxyType({"ampere": 0.774, "hopper": 0.702}),
+    sustained=MappingProxyType({"ampere": 0.835, "hopper": 0.692}),
+    attention=MappingProxyType({"triton/ampere": 1.158, "triton/hopper": 1.235}),
     inherit=MappingProxyType(
         {
             "volta": "ampere",
@@ -96,7 +81,7 @@ STEP_CALIBRATION = StepCalibration(
             "unknown": "ampere",
         }
     ),
-    recompute_cost=0.511,
+    recompute_cost=0.507,
 )
 
 
@@ -150,31 +135,28 @@ class StepEstimate:
 def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
     """A flash-attention kernel: its QKᵀ and P·V products (five products for the backward:
     QKᵀ recomputed, dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q) at the padded head dim,
-    in one launch, reading Q, K, V (and O, dO) once."""
+    in one launch, reading Q, K, V (and O, dO) once, at the rate the kernel's papers measured
+    for that pass, head dim and sequence length (`shapelint.perf.attention`)."""
     s, dp, batch, dt = g.m, g.k, g.batch, g.dtype
-    qk = gemm_time(s, s, dp, gpu=gpu, dtype=dt, batch=batch)
-    pv = gemm_time(s, dp, s, gpu=gpu, dtype=dt, batch=batch, b_contig="n")
-    if g.pass_ == "fwd":
-        parts = [qk, pv]
-        tensors = 4  # read Q, K, V; write O
-    else:
-        grad_v = gemm_time(s, dp, s, gpu=gpu, dtype=dt, batch=batch, a_contig="m", b_contig="n")
-        parts = [qk, qk, grad_v, pv, grad_v]
-        tensors = 8  # read Q, K, V, O, dO; write dQ, dK, dV
-    c = CAUSAL_FRACTION / attention_efficiency(g.kernel or "flash2", gpu.arch, g.pass_)
+    products = 2 if g.pass_ in ("fwd", "recompute") else 5
+    tensors = 4 if products == 2 else 8  # read Q, K, V; write O (bwd: + O, dO; dQ, dK, dV)
     head_dim = g.head_dim or dp
-    flops = 2.0 * s * s * head_dim * batch * len(parts) * CAUSAL_FRACTION
+    flops = 2.0 * s * s * head_dim * batch * products * CAUSAL_FRACTION
+    work = flops * dp / head_dim
+    # fp8 recipes run attention in bf16 (Transformer Engine's default).
+    rate_dtype = "bf16" if dt == "fp8" else dt
+    fraction = attention_fraction(
+        g.kernel or "flash2", gpu.arch, "fwd" if products == 2 else "bwd", dp, s
+    )
+    compute = work / (fraction * gpu.peak(rate_dtype) * 1e12)
     nbytes = float(tensors * batch * s * head_dim * ELEMENT_BYTES[dt])
-    compute = c * sum(p.compute_s for p in parts)
     memory = nbytes / (gpu.mem_bw_gbs * 1e9 * CALIBRATION.memory_efficiency)
     launch = CALIBRATION.launch_s
     time_s = launch + max(compute, memory)
     ideal = flops / gpu.achievable_flops(dt)
-    lost_waves = c * sum(p.lost_waves_s for p in parts)
-    lost_align = c * sum(p.lost_alignment_s for p in parts)
-    # What remains beyond ideal is tile loss, including the work done on head-dim padding.
-    tiled = compute - lost_waves - lost_align
-    first = parts[0]
+    # The tiles of the QKᵀ product, for the report; what the kernel loses against the GEMM
+    # model's achievable rate (head-dim padding included) is its tile loss.
+    first = gemm_time(s, s, dp, gpu=gpu, dtype=dt, batch=batch)
     return GemmTime(
         time_s=time_s,
         flops=flops,
@@ -188,15 +170,15 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
         tiles=first.tiles,
         waves=first.waves,
         wave_efficiency=first.wave_efficiency,
-        tile_efficiency=ideal / tiled if tiled > 0 else 1.0,
-        align_factor=min(p.align_factor for p in parts),
+        tile_efficiency=min(1.0, ideal / compute) if compute > 0 else 1.0,
+        align_factor=1.0,
         compute_s=compute,
         memory_s=memory,
         launch_s=launch,
         ideal_s=ideal,
-        lost_tiles_s=tiled - ideal,
-        lost_waves_s=lost_waves,
-        lost_alignment_s=lost_align,
+        lost_tiles_s=max(0.0, compute - ideal),
+        lost_waves_s=0.0,
+        lost_alignment_s=0.0,
     )
 
 
@@ -260,11 +242,14 @@ def step_time(
     gpu = target.gpu
     fraction = calibration.sustained_for(gpu.arch)
     redo = calibration.recompute_cost
+
+    def rate(g: Gemm) -> float:
+        # Fused attention runs at its papers' measured rate; GEMMs at the sustained fraction.
+        base = calibration.attention_for(g.kernel, gpu.arch) if g.kind == "flash" else fraction
+        return base / redo if g.pass_ == "recompute" else base
+
     estimates = tuple(
-        GemmEstimate(
-            g, sustained(op_time(g, gpu), fraction / redo if g.pass_ == "recompute" else fraction)
-        )
-        for g in step_gemms(config, target)
+        GemmEstimate(g, sustained(op_time(g, gpu), rate(g))) for g in step_gemms(config, target)
     )
     gemm_s = sum(e.total_s for e in estimates)
     flops = sum(e.time.flops * e.gemm.count for e in estimates if e.gemm.pass_ != "recompute")

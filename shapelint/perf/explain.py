@@ -84,6 +84,7 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
         "other_time_s": step.memops_s,
         "fused": target.fused,
         "data_parallel": target.data_parallel,
+        "sharded": target.sharded,
         "recompute": target.recompute,
     }
 
@@ -107,11 +108,24 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%"
 
 
+def _step_run(data: dict[str, Any]) -> str:
+    """``, fused none, data-parallel 8, sharded, recompute``: how the step is run, where it is
+    not the default."""
+    parts = []
+    if data.get("fused", "default") != "default":
+        parts.append(f"fused {data['fused']}")
+    if data.get("data_parallel", 1) != 1:
+        parts.append(f"data-parallel {data['data_parallel']}")
+    parts.extend(name for name in ("sharded", "recompute") if data.get(name))
+    return "".join(f", {p}" for p in parts)
+
+
 def render_explain_text(data: dict[str, Any]) -> str:
     """A readable table of `explain`'s data."""
     lines = [
         f"{data.get('config') or 'config'}: {data['mode']} step on {data['gpu']}, {data['dtype']}"
-        f", micro-batch {data.get('micro_batch')}, seq {data.get('seq_len')}, tp {data.get('tp')}",
+        f", micro-batch {data.get('micro_batch')}, seq {data.get('seq_len')}, tp {data.get('tp')}"
+        + _step_run(data),
     ]
     if "peak_tflops" in data:
         measured = "measured" if data.get("achievable_fraction_measured") else "default"

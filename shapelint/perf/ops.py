@@ -13,8 +13,9 @@ activation element costs ``e`` bytes (2 in bf16/fp16/fp8 recipes, whose activati
 form is the PyTorch eager sequence named in each op's comment. Which ops are fused is the
 target's ``fused`` option (`fusions`): ``default`` is what a Megatron-LM training run does
 (TE/Apex fused norms, ``bias_swiglu_fusion``, ``apply_rope_fusion``, ``masked_softmax_fusion``,
-FusedAdam; ``cross_entropy_loss_fusion`` off), ``none`` is plain PyTorch eager (Hugging Face
-modelling code with ``torch.optim.AdamW`` foreach), ``all`` everything.
+``bias_dropout_fusion``, FusedAdam; ``cross_entropy_loss_fusion`` off), ``none`` is plain
+PyTorch eager (Hugging Face modelling code with ``torch.optim.AdamW`` foreach), ``all``
+everything.
 
 Tensor parallelism splits every activation by t (Megatron's sequence parallelism, used with
 tensor parallelism in current runs, splits the norm/residual/dropout regions too).
@@ -27,11 +28,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from shapelint.lint.model import Dim, ModelConfig, Target
+from shapelint.perf.fusion import fusions
 from shapelint.perf.gpus import GPU
 from shapelint.perf.workload import Pass, layer_plan
-
-FUSIONS: tuple[str, ...] = ("norm", "swiglu", "rope", "softmax", "adamw", "cross_entropy")
-DEFAULT_FUSED: frozenset[str] = frozenset({"norm", "swiglu", "rope", "softmax", "adamw"})
 
 # Achievable fraction of the datasheet DRAM bandwidth for a streaming kernel (one load and one
 # store stream: y = c·x), by GPU family. RRZE-HPC/gpu-benches, gpu-stream, "scale" column at
@@ -93,32 +92,6 @@ class MemOpTime:
     time_s: float
     exposed_s: float
     bandwidth_gbs: float
-
-
-def fusions(spec: str) -> frozenset[str]:
-    """The fused ops a target's ``fused`` option names: ``default``, ``none``, ``all``, or a
-    comma list of `FUSIONS`; ``+name``/``-name`` add to or remove from what precedes
-    (``default,+cross_entropy``). Raises ValueError naming an unknown entry."""
-    out: set[str] = set()
-    for raw in spec.split(","):
-        item = raw.strip().lower()
-        sign = item[:1] if item[:1] in "+-" else ""
-        name = item[len(sign) :].strip().replace("-", "_")
-        if not name:
-            continue
-        if name in ("default", "all", "none") and not sign:
-            out = set({"default": DEFAULT_FUSED, "all": FUSIONS, "none": ()}[name]) | (
-                out if name == "default" else set()
-            )
-        elif name in FUSIONS:
-            if sign == "-":
-                out.discard(name)
-            else:
-                out.add(name)
-        else:
-            known = ", ".join(("default", "none", "all", *FUSIONS))
-            raise ValueError(f"unknown fusion {raw.strip()!r} (known: {known})")
-    return frozenset(out)
 
 
 def memory_fraction(gpu: GPU) -> float:
@@ -219,7 +192,7 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
         if (
             train
             and target.recompute
-            and name not in ("final_norm", "cross_entropy", "position_add")
+            and name not in ("final_norm", "cross_entropy", "position_add", "embedding_dropout")
         ):
             ops.append(MemOp(name, "recompute", elems * fwd, count, kernels[0], note=note))
 
@@ -237,6 +210,25 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     # Two residual adds per layer: read two, write one; the backward accumulates the two
     # gradient paths the same way.
     add("residual_add", hidden, 3.0 * e, 3.0 * e, 2 * layers, note="read 2, write 1")
+    # Dropout, in training where the config states p > 0 (ModelConfig.dropout). Hidden
+    # dropout on the two residual branches of each layer, embedding dropout once. PyTorch
+    # eager (native_dropout): read x, write y and a 1-byte mask; backward: read dy and the
+    # mask, write dx. Fused into the residual add (Megatron's bias_dropout_add_fusion): only
+    # the mask is written and read back, in no kernel of its own.
+    drop = config.dropout if train else {}
+    if "dropout" in fused:
+        drop_b, drop_k, drop_note = 1.0, (0, 0), "fused into the residual add: 1-byte mask"
+    else:
+        drop_b, drop_k, drop_note = 2.0 * e + 1, (1, 1), "eager: read x, write y and a mask"
+    if "hidden" in drop:
+        add("dropout", hidden, drop_b, drop_b, 2 * layers, drop_k, drop_note)
+    if "embedding" in drop:
+        add("embedding_dropout", hidden, 2.0 * e + 1, 2.0 * e + 1, 1, note="eager dropout")
+    # Attention dropout runs inside a flash kernel (Philox, no mask in memory); unfused
+    # attention drops the b·(a/t)·s² probabilities with a mask of its own.
+    if "attention" in drop and target.attention == "unfused" and target.mode != "decode":
+        probs = b * -(-a // t) * s * s
+        add("attention_dropout", probs, 2.0 * e + 1, 2.0 * e + 1, layers, note="eager dropout")
     # Rotary embedding of queries and keys. Fused (apply_rope_fusion): read, write. Unfused
     # (HF: q·cos + rotate_half(q)·sin): neg + cat (4e), two muls (4e), add (3e).
     positions = config.position_embedding or "rope"

@@ -232,6 +232,7 @@ def _fill(primary: ModelConfig, other: ModelConfig, name: str | None) -> ModelCo
         has_lm_head=primary.has_lm_head if primary.has_lm_head is not None else other.has_lm_head,
         has_attention=primary.has_attention and other.has_attention,
         read_keys=primary.read_keys | other.read_keys,
+        dropout=primary.dropout or other.dropout,
     )
 
 

@@ -137,6 +137,8 @@ class Builder:
     # The stated fraction of each head's dims that rotary embedding turns (HF
     # ``partial_rotary_factor``, NeoX ``rotary_pct`` …): ``build`` derives ROTARY_DIM from it.
     rotary_fraction: Value | None = None
+    # Stated dropout probabilities above zero, by where they apply (ModelConfig.dropout).
+    dropout: dict[str, float] = field(default_factory=dict)
 
     @property
     def root(self) -> Mapping:
@@ -229,6 +231,7 @@ class Builder:
             has_attention=self.has_attention,
             formulas={d: f for d, f in self.formulas.items() if d in self.dims},
             read_keys=frozenset(self.read_keys),
+            dropout=dict(self.dropout),
         )
 
     def _rotary_dim(self) -> None:

@@ -218,9 +218,33 @@ def weights_beside(path: str) -> bool:
         return False
 
 
+# Dropout keys by where the dropout applies (GPT-2 *_pdrop, BERT *_prob, OPT/OLMo/Llama names).
+DROPOUT = {
+    "attention": ("attention_dropout", "attn_pdrop", "attention_probs_dropout_prob"),
+    "hidden": (
+        "hidden_dropout",
+        "resid_pdrop",
+        "hidden_dropout_prob",
+        "residual_dropout",
+        "dropout",
+    ),
+    "embedding": ("embd_pdrop", "embedding_dropout", "emb_pdrop"),
+}
+
+
+def _take_dropout(b: Builder) -> None:
+    """Each stated dropout probability above zero (the performance model charges its masks)."""
+    for where, names in DROPOUT.items():
+        value = b.lookup(*names)
+        p = value.value if value is not None else None
+        if isinstance(p, (int, float)) and not isinstance(p, bool) and 0 < p < 1:
+            b.dropout[where] = float(p)
+
+
 def _take_common(b: Builder, stack: str = "") -> None:
     """Read every HF key family into ``b``; ``stack`` is 'encoder' or 'decoder' for a split."""
     pre = f"{stack}_" if stack else ""
+    _take_dropout(b)
     b.take(Dim.HIDDEN, *HIDDEN)
     if stack:
         b.take(Dim.HEADS, f"{pre}attention_heads")

@@ -86,11 +86,12 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         _take_flags(b, f"{ARGS}.")
     else:
         _take_yaml(b)
-    position = b.lookup("position_embedding_type", "position-embedding-type")
+    position = b.lookup("position_embedding_type", f"{ARGS}.--position-embedding-type")
     if position is not None and str(position.value).lower() == "rope":
         # dim = int(kv_channels * rotary_percent) below 1.0
         # (megatron/core/models/common/embeddings/rotary_pos_embedding.py:73-74).
-        b.rotary_fraction = b.lookup("rotary_percent", "rotary-percent")
+        b.rotary_fraction = b.lookup("rotary_percent", f"{ARGS}.--rotary-percent")
+    b.take(Dim.TRANSFORMER_IMPL, "transformer_impl", f"{ARGS}.--transformer-impl")
     settle_dims(b)
     _derive(b)
     return training_config(b)
