@@ -156,3 +156,16 @@ def test_a_script_whose_shape_is_only_known_at_run_time_is_noticed(tmp_path: Pat
     assert main(["check", "--no-cache", str(path)], out, err) == 1
     text = out.getvalue()
     assert "SL009" in text and "--hidden-size = $H" in text and "--num-layers = $L" in text
+
+
+def test_engine_and_rotary_flags_of_a_script() -> None:
+    text = SCRIPT.replace(
+        "    --swiglu\n",
+        "    --swiglu\n    --transformer-impl local\n"
+        "    --position-embedding-type rope\n    --rotary-percent 0.5\n",
+    )
+    config = one(text)
+    impl = config.get(Dim.TRANSFORMER_IMPL)
+    assert impl is not None and impl.value == "local"
+    # head dim 12288 / 96 = 128; rotary on half of it (by hand).
+    assert config.int(Dim.ROTARY_DIM) == 64

@@ -80,18 +80,17 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         nested = Candidate(candidate.name, _nest(args), prefix, candidate.kind)
         return nemo.extract_as(doc, nested, extra_keys, NAME)
     b = Builder(candidate, doc.path, NAME, extra_keys)
-    if candidate.kind == "shell":
-        _take_flags(b, "")
-    elif isinstance(args, Mapping):
-        _take_flags(b, f"{ARGS}.")
+    flags = "" if candidate.kind == "shell" else f"{ARGS}."  # where ``--flag`` keys sit
+    if candidate.kind == "shell" or isinstance(args, Mapping):
+        _take_flags(b, flags)
     else:
         _take_yaml(b)
-    position = b.lookup("position_embedding_type", f"{ARGS}.--position-embedding-type")
+    position = b.lookup("position_embedding_type", f"{flags}--position-embedding-type")
     if position is not None and str(position.value).lower() == "rope":
         # dim = int(kv_channels * rotary_percent) below 1.0
         # (megatron/core/models/common/embeddings/rotary_pos_embedding.py:73-74).
-        b.rotary_fraction = b.lookup("rotary_percent", f"{ARGS}.--rotary-percent")
-    b.take(Dim.TRANSFORMER_IMPL, "transformer_impl", f"{ARGS}.--transformer-impl")
+        b.rotary_fraction = b.lookup("rotary_percent", f"{flags}--rotary-percent")
+    b.take(Dim.TRANSFORMER_IMPL, "transformer_impl", f"{flags}--transformer-impl")
     settle_dims(b)
     _derive(b)
     return training_config(b)
