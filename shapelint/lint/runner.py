@@ -373,7 +373,12 @@ def _not_understood(
 ) -> list[Finding]:
     """SL009 when ``doc`` names two or more model-shape keys but no config is complete."""
     from shapelint.lint.dialects.common import looks_like_model
-    from shapelint.lint.dialects.shape_keys import enough_shape_keys, settings_line, shape_keys
+    from shapelint.lint.dialects.shape_keys import (
+        CORE,
+        enough_shape_keys,
+        settings_line,
+        shape_keys,
+    )
     from shapelint.rules import sl009_config_not_understood as sl009
 
     if any(looks_like_model(c.dims) for c in configs):
@@ -388,7 +393,11 @@ def _not_understood(
             code=rule.code,
             name=rule.name,
             severity=rule.severity,
-            message=sl009.message([k.path for k in keys], settings_line(keys)),
+            message=sl009.message(
+                [k.path for k in keys],
+                settings_line(keys),
+                [(k.path, k.unknown) for k in keys if k.unknown is not None and k.dim in CORE],
+            ),
             path=doc.path,
             span=first.span,
             key=first.path,

@@ -13,6 +13,8 @@ Source: shapelint's own contract ("noticed, not silent"); the settings key map i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
@@ -39,15 +41,31 @@ EXAMPLES = [
         'heads = ["network.num_query_heads"]',
         expect=(Expect(3, "mlp_dim", "model config not understood"),),
     ),
+    Example(
+        "cfg = GPTConfig(n_embd=width, n_head=heads, n_layer=12)\n",
+        False,
+        format="python",
+        note="values computed at run time: the message names them instead of a settings line",
+        expect=(Expect(1, "n_embd", "cannot know without running the file (n_embd = width"),),
+    ),
 ]
 
 MAX_LISTED = 6
 
 
-def message(paths: list[str], settings: str) -> str:
-    """The finding's text: the key paths seen and the settings line that would map them."""
+def message(paths: list[str], settings: str, unknown: Sequence[tuple[str, str]] = ()) -> str:
+    """The finding's text: the key paths seen and the settings line that would map them; when
+    the keys are read but their values are not known statically (``unknown``: path and source
+    text, e.g. ``--hidden-size`` = ``$H``), that instead of the settings line."""
     listed = ", ".join(paths[:MAX_LISTED])
     more = f" and {len(paths) - MAX_LISTED} more" if len(paths) > MAX_LISTED else ""
+    if unknown:
+        shown = ", ".join(f"{p} = {text}" for p, text in unknown[:MAX_LISTED])
+        return (
+            f"model config not understood: model-shape keys {listed}{more} hold values "
+            f"shapelint cannot know without running the file ({shown}); write them as "
+            "literals or lint the config they come from"
+        )
     return (
         f"model config not understood: model-shape keys {listed}{more} but no complete config "
         f"(a width and heads or layers); to map them: {settings}"

@@ -143,3 +143,16 @@ def test_nested_expansions_and_quotes_do_not_desynchronise() -> None:
 def test_hostile_nesting_is_bounded() -> None:
     text = "X=" + "$(" * 5000 + "\n--hidden-size 64\n"
     parse("evil.sh", text.encode(), "shell")  # no RecursionError; nothing more to assert
+
+
+def test_a_script_whose_shape_is_only_known_at_run_time_is_noticed(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.sh"
+    path.write_text(
+        "for H in 1024 2048; do\n"
+        "  torchrun pretrain_gpt.py --hidden-size $H --num-attention-heads 16 --num-layers $L\n"
+        "done\n"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--no-cache", str(path)], out, err) == 1
+    text = out.getvalue()
+    assert "SL009" in text and "--hidden-size = $H" in text and "--num-layers = $L" in text

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from shapelint.lint.dialects.common import KeyAliases
 from shapelint.lint.model import Dim
-from shapelint.lint.source import Document, Mapping, Node, Sequence, Span
+from shapelint.lint.source import Document, Mapping, Node, Scalar, Sequence, Span
 
 # Key names the dialects read, by the dim they name (the common, framework-neutral ones).
 KNOWN: dict[str, Dim] = {
@@ -138,6 +138,8 @@ class ShapeKey:
     path: str
     dim: Dim
     span: Span
+    # The source text of a value the reader could not evaluate (``$H``, ``width``), else None.
+    unknown: str | None = None
 
 
 # Dims that say "this is a model" on their own (a vocab and a head dim are weaker evidence:
@@ -178,7 +180,10 @@ def _walk(node: Node, prefix: str, extra_keys: KeyAliases | None, depth: int) ->
         if key_span is not None and not isinstance(value, Mapping | Sequence):
             dim = key_dim(key, extra_keys)
             if dim is not None:
-                yield ShapeKey(path, dim, key_span)
+                unknown = None
+                if isinstance(value, Scalar) and not value.known:
+                    unknown = value.expression or "?"
+                yield ShapeKey(path, dim, key_span, unknown)
         yield from _walk(value, path, extra_keys, depth + 1)
 
 

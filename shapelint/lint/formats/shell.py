@@ -190,7 +190,7 @@ class _Reader:
         """The flag's value: a literal, a resolved variable, or unknown text."""
         m = _VAR.match(word.text)
         whole = self.span(word.start, word.end)
-        unknown = Scalar(word.text, whole, expression=word.text, known=False)
+        unknown = Scalar(None, whole, expression=word.text, known=False)
         if m is not None:
             name = m.group(1) or m.group(2)
             if name in self.vars:
@@ -226,6 +226,11 @@ class _Reader:
         if word.quoted and self.text[offset : offset + 1] in ("'", '"'):
             start, end = offset + 1, word.end - 1
         self.vars[name] = Scalar(_literal(raw), self.span(start, end))
+
+
+def self_text(value: Scalar) -> str:
+    """A literal's text, for an unknown value's ``expression``."""
+    return str(value.value)
 
 
 def parse_shell(path: str, text: str) -> Document:
@@ -272,7 +277,8 @@ def parse_shell(path: str, text: str) -> Document:
     for name, uses in flags.items():
         key_span, value = uses[-1]
         if len({(v.value, v.known) for _, v in uses}) > 1:
-            value = Scalar(value.value, value.span, expression=value.expression, known=False)
+            text = value.expression or self_text(value)
+            value = Scalar(None, value.span, expression=text, known=False)
         entries.append(Entry(name, key_span, value))
     root = Mapping(tuple(entries), reader.span(0, len(text)))
     doc.candidates.append(Candidate(name="", root=root, kind="shell"))
