@@ -109,9 +109,13 @@ def test_rule_prints_its_source_once(code: str) -> None:
 def test_sl203_is_silent_where_sl005_reports_the_heads(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(TWELVE_HEADS, encoding="utf-8")
-    code, out, _ = run(str(path), "--tp", "8", "--min-slowdown", "0")
+    code, out, _ = run(str(path), "--tp", "8", "--min-slowdown", "0", "--ignore", "SL301")
     assert code == 1
     assert "SL005" in out and "SL203" not in out
+    # With the engines' rule on, the heads error is SL301's (SL005 defers): still one.
+    code, out, _ = run(str(path), "--tp", "8", "--min-slowdown", "0")
+    assert code == 1
+    assert "SL301" in out and "SL005" not in out and "SL203" not in out
 
 
 def test_explain_prints_sl0xx_errors_first_and_exits_1(tmp_path: Path) -> None:

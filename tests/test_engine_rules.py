@@ -208,3 +208,23 @@ def test_torchtitan_fp8_layers_left_in_bf16_carry_an_estimate() -> None:
     assert match is not None and float(match.group(1)) > 0
     bf16 = Target(gpu=lookup("H100-SXM"), dtype="bf16", engines=("torchtitan",))
     assert engines.check_engines(config, bf16, select=["SL314"]) == []
+
+
+def test_sl005_defers_to_sl301_on_the_same_head_count(tmp_path: Path) -> None:
+    # 28 heads at tp 8 (Qwen2-7B's shape): one error, the engine's, not two for one value.
+    path = tmp_path / "config.json"
+    path.write_text(
+        '{"hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,'
+        ' "intermediate_size": 18944, "num_hidden_layers": 28, "vocab_size": 152064}\n'
+    )
+    code, out, _ = run("check", str(path), "--tp", "8", "--no-cache")
+    assert code == 1
+    assert "SL301" in out and "SL005" not in out
+    # Without SL301 (not selected, or no engine of the target checks heads) SL005 says it.
+    _, out, _ = run("check", str(path), "--tp", "8", "--no-cache", "--ignore", "SL301")
+    assert "SL005" in out and "(num_attention_heads = 28)" in out
+    _, out, _ = run("check", str(path), "--tp", "8", "--no-cache", "--engine", "flash-attn2")
+    assert "SL005" in out and "SL301" not in out
+    # SL005's other dims are never deferred: 18944 / 3 is not whole, nor 28 / 3.
+    _, out, _ = run("check", str(path), "--tp", "3", "--no-cache")
+    assert "SL005" in out

@@ -365,7 +365,24 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
             ):
                 continue
             out.append(finding)
-    return out
+    return _defer(out)
+
+
+# A generic rule's finding that an engine rule reports at the same value, in the engine's own
+# words and naming who refuses it: the generic one is dropped (SL005's "heads must divide the
+# tensor-parallel size" and SL301's "Total number of attention heads (28) must be divisible by
+# tensor parallel size (8)", vLLM and Megatron-LM named).
+DEFERS_TO = {"SL005": "SL301"}
+
+
+def _defer(findings: list[Finding]) -> list[Finding]:
+    """``findings`` without those `DEFERS_TO` says another finding at the same value covers."""
+    said = {(f.code, f.span.start, f.span.end) for f in findings}
+    return [
+        f
+        for f in findings
+        if f.code not in DEFERS_TO or (DEFERS_TO[f.code], f.span.start, f.span.end) not in said
+    ]
 
 
 def _not_understood(

@@ -5,6 +5,10 @@ hidden size (row-parallel inputs) and the vocab across t GPUs; each must divide 
 heads fewer than t are replicated instead, which needs t divisible by them). Megatron-LM and
 vLLM refuse such a config at start-up.
 
+When SL301 reports the same head count for an engine of the target (in the engine's wording,
+naming the engines that refuse it), SL005's finding on that value is left out: one error per
+value. With SL301 not selected, or no engine of the target checking heads, SL005 reports it.
+
 Source: Shoeybi et al. 2019, "Megatron-LM"; vLLM ``verify_with_parallel_config``
 ("Total number of attention heads must be divisible by tensor parallel size").
 """
@@ -33,8 +37,9 @@ EXAMPLES = [
     Example(
         _LLAMA_13B,
         False,
-        target={"tp": 3},
-        note="40 heads over 3 GPUs",
+        target={"tp": 3, "engines": ("flash-attn2",)},
+        note="40 heads over 3 GPUs; for an engine that checks heads (vLLM, Megatron-LM …) "
+        "SL301 reports the heads instead",
         expect=(
             Expect(1, "5120", "hidden size (hidden_size = 5120) must be divisible by the"),
             Expect(1, "40", "attention heads (num_attention_heads = 40) must be divisible by the"),
