@@ -1,7 +1,8 @@
 """Levanter's own run configs and model classes, from pinned wheels (not tuned on).
 
 ``levanter==1.1`` ships its ``config/*.yaml`` run configs; ``levanter==1.2.dev1644`` (no
-configs) ships the newer model classes. The truth is read here with PyYAML and `ast`, never
+configs) ships the newer model classes. The truth is read with PyYAML and `ast` (here and in
+``benchmarks/levanter_coverage.py``, which prints the same comparison for any directory), never
 with shapelint: each config whose ``model.type`` is one the dialect reads and whose block
 states ``hidden_dim`` and ``num_heads`` must come out with exactly the dims the block states,
 plus Levanter's formulas (head dim = hidden_dim // num_heads unless stated; GPT-2's MLP =
@@ -11,9 +12,10 @@ hidden_dim · mlp_scale with the class default read from ``Gpt2Config``; GPT-2 i
 from __future__ import annotations
 
 import ast
+import importlib.util
 import zipfile
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import pytest
 import wheels
@@ -24,6 +26,8 @@ from shapelint.lint.formats import parse
 from shapelint.lint.model import Dim
 
 pytestmark = [pytest.mark.corpus, pytest.mark.network]
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "levanter_coverage.py"
 
 CONFIGS = {"levanter": "1.1"}
 CLASSES = {"levanter": "1.2.dev1644"}
@@ -83,46 +87,25 @@ def test_the_types_read_are_registered_and_gpt2_mlp_scale_is_the_class_default()
     assert newer["LlamaConfig"][2]["num_kv_heads"] == 32
 
 
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-_Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-
-
-def _expected(model: dict[str, Any], mlp_scale: int) -> dict[Dim, int]:
-    kind = model["type"]
-    h, a = model["hidden_dim"], model["num_heads"]
-    exp = {Dim.HIDDEN: h, Dim.HEADS: a}
-    for key, dim in (
-        ("num_layers", Dim.LAYERS),
-        ("seq_len", Dim.SEQ_LEN),
-        ("num_kv_heads", Dim.KV_HEADS),
-        ("head_dim", Dim.HEAD_DIM),
-    ):
-        if key in model:
-            exp[dim] = model[key]
-    if "head_dim" not in model and not kind.startswith("gemma"):
-        exp[Dim.HEAD_DIM] = h // a
-    if kind in ("gpt2", "backpack"):
-        exp[Dim.KV_HEADS] = a
-    if kind == "gpt2":
-        exp[Dim.FFN] = h * model.get("mlp_scale", mlp_scale)
-    if "intermediate_dim" in model:
-        exp[Dim.MOE_FFN if kind == "mixtral" else Dim.FFN] = model["intermediate_dim"]
-    return exp
+def _bench() -> ModuleType:
+    """benchmarks/levanter_coverage.py: the independent reading (PyYAML) and the expected dims."""
+    spec = importlib.util.spec_from_file_location("levanter_coverage", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_levanter_1_1_run_configs_are_read_as_stated(tmp_path: Path) -> None:
     wheel = _wheel(CONFIGS)
-    mlp_scale = _classes(wheel)["Gpt2Config"][2]["mlp_scale"]
-    assert isinstance(mlp_scale, int)
+    assert _classes(wheel)["Gpt2Config"][2]["mlp_scale"] == levanter.GPT2_MLP_SCALE
+    bench = _bench()
     wheels.unpack(wheel, tmp_path, (".yaml",))
     files = sorted((tmp_path / "levanter" / "config").rglob("*.yaml"))
     assert len(files) >= 20
     checked, wrong = 0, []
     for path in files:
-        raw = yaml.load(path.read_text(), Loader=_Loader)
+        raw = yaml.load(path.read_text(), Loader=bench._Loader)
         model = raw.get("model") if isinstance(raw, dict) else None
         if not isinstance(model, dict) or model.get("type") not in levanter.TYPES:
             continue
@@ -134,7 +117,7 @@ def test_levanter_1_1_run_configs_are_read_as_stated(tmp_path: Path) -> None:
             if c.dialect == "levanter"
         ]
         assert len(found) == 1, path.name
-        exp = _expected(model, mlp_scale)
+        exp = bench.expected(model)
         got = {d: found[0].int(d) for d in exp}
         model_dims = {d for d in found[0].dims if d not in (Dim.TP, Dim.MICRO_BATCH, Dim.VOCAB)}
         if got != exp or model_dims != set(exp):
