@@ -7,6 +7,8 @@ from pathlib import Path
 
 from conftest import configs_of
 
+from shapelint.lint import dialects
+from shapelint.lint.formats import parse
 from shapelint.lint.model import Dim, ModelConfig
 
 
@@ -160,3 +162,45 @@ def test_deepseek_inference_config() -> None:
         2048,
         256,
     )
+
+
+def _positions(text: str) -> str | None:
+    (config,) = [c for c in dialects.extract(parse("config.json", text.encode(), "json"))]
+    return config.position_embedding
+
+
+def test_position_embeddings_only_where_the_config_says() -> None:
+    base = '"hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24'
+    assert _positions('{"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12}') == (
+        "learned"  # GPT2Model adds wpe
+    )
+    assert _positions('{"model_type": "bloom", "n_embed": 1024, "n_head": 16, "n_layer": 24}') == (
+        "alibi"
+    )
+    assert (
+        _positions(
+            '{"model_type": "mpt", "d_model": 2048, "n_heads": 16, "n_layers": 24,'
+            ' "attn_config": {"alibi": true}}'
+        )
+        == "alibi"
+    )
+    assert _positions('{"model_type": "falcon", "alibi": false, ' + base + "}") is None
+    assert _positions('{"position_embedding_type": "absolute", ' + base + "}") == "learned"
+    assert _positions('{"model_type": "llama", ' + base + "}") is None  # rotary assumed, not read
+
+
+def test_gpt2_has_no_rotary_op_in_the_step() -> None:
+    from shapelint.lint.model import Target
+    from shapelint.perf.gpus import lookup
+    from shapelint.perf.ops import step_memops
+
+    (config,) = dialects.extract(
+        parse(
+            "config.json",
+            b'{"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12,'
+            b' "vocab_size": 50304, "n_positions": 1024}',
+            "json",
+        )
+    )
+    names = {op.name for op in step_memops(config, Target(gpu=lookup("h100"), seq_len=1024))}
+    assert "rotary" not in names and names  # the other memory-bound ops are there

@@ -233,6 +233,7 @@ def _fill(primary: ModelConfig, other: ModelConfig, name: str | None) -> ModelCo
         has_attention=primary.has_attention and other.has_attention,
         read_keys=primary.read_keys | other.read_keys,
         dropout=primary.dropout or other.dropout,
+        position_embedding=primary.position_embedding or other.position_embedding,
     )
 
 

@@ -139,6 +139,8 @@ class Builder:
     rotary_fraction: Value | None = None
     # Stated dropout probabilities above zero, by where they apply (ModelConfig.dropout).
     dropout: dict[str, float] = field(default_factory=dict)
+    # How positions enter the model, when the config says (ModelConfig.position_embedding).
+    position_embedding: str | None = None
 
     @property
     def root(self) -> Mapping:
@@ -232,6 +234,7 @@ class Builder:
             formulas={d: f for d, f in self.formulas.items() if d in self.dims},
             read_keys=frozenset(self.read_keys),
             dropout=dict(self.dropout),
+            position_embedding=self.position_embedding,
         )
 
     def _rotary_dim(self) -> None:

@@ -26,7 +26,7 @@ from shapelint.lint.source import Candidate, Document, Mapping, Scalar, Sequence
 
 NAME = "hf"
 
-HIDDEN = ("hidden_size", "n_embd", "d_model")
+HIDDEN = ("hidden_size", "n_embd", "d_model", "n_embed")  # n_embed: BLOOM (BloomConfig reads it)
 HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
 KV_HEADS = (
     "num_key_value_heads",
@@ -241,10 +241,37 @@ def _take_dropout(b: Builder) -> None:
             b.dropout[where] = float(p)
 
 
+# model_type values whose transformers class adds learned absolute position embeddings
+# (``wpe`` / ``embed_positions`` / BERT's ``position_embeddings``) and has no rotary.
+LEARNED_POSITION_TYPES = frozenset(
+    {"gpt2", "gpt_neo", "gpt_bigcode", "opt", "biogpt", "bart", "mbart", "bert", "roberta"}
+)
+# ``position_embedding_type`` values (BERT-family configs) and what they mean here.
+POSITION_TYPES = {"absolute": "learned", "rotary": "rope", "alibi": "alibi"}
+
+
+def _take_positions(b: Builder) -> None:
+    """How positions enter the model, from what the config says: a stated
+    ``position_embedding_type``, BLOOM (ALiBi), MPT's ``attn_config.alibi``, Falcon's
+    ``alibi``, or a model type with learned embeddings; otherwise unknown."""
+    stated = b.lookup("position_embedding_type")
+    if stated is not None and str(stated.value).lower() in POSITION_TYPES:
+        b.position_embedding = POSITION_TYPES[str(stated.value).lower()]
+        return
+    model_type = b.lookup("model_type")
+    kind = str(model_type.value).lower() if model_type is not None else ""
+    alibi = b.lookup("alibi", "attn_config.alibi")
+    if kind == "bloom" or (alibi is not None and alibi.value is True):
+        b.position_embedding = "alibi"
+    elif kind in LEARNED_POSITION_TYPES:
+        b.position_embedding = "learned"
+
+
 def _take_common(b: Builder, stack: str = "") -> None:
     """Read every HF key family into ``b``; ``stack`` is 'encoder' or 'decoder' for a split."""
     pre = f"{stack}_" if stack else ""
     _take_dropout(b)
+    _take_positions(b)
     b.take(Dim.HIDDEN, *HIDDEN)
     if stack:
         b.take(Dim.HEADS, f"{pre}attention_heads")

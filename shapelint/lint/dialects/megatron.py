@@ -86,6 +86,9 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     else:
         _take_yaml(b)
     position = b.lookup("position_embedding_type", f"{flags}--position-embedding-type")
+    b.position_embedding = {"learned_absolute": "learned", "rope": "rope", "none": "none"}.get(
+        str(position.value).lower() if position is not None else ""
+    )
     if position is not None and str(position.value).lower() == "rope":
         # dim = int(kv_channels * rotary_percent) below 1.0
         # (megatron/core/models/common/embeddings/rotary_pos_embedding.py:73-74).

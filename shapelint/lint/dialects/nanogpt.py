@@ -76,6 +76,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     """One config: the model dims (defaults filled in) plus, for a script, batch dims."""
     b = Builder(candidate, doc.path, NAME, extra_keys)
     b.gated_mlp = False
+    b.position_embedding = "learned"  # nanoGPT's GPT: token plus learned position (wpe)
     source = anchor(b)
     script = candidate.kind == "module"
     init_from = b.lookup("init_from")

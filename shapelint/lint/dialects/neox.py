@@ -132,6 +132,10 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     activation = b.lookup("activation")
     b.gated_mlp = activation is not None and str(activation.value).lower() in GATED
     pos_emb = b.lookup("pos_emb")
+    # NeoX's pos_emb: "rotary", "learned", "alibi" (others — "sinusoidal", "rpe" — left unknown).
+    b.position_embedding = {"rotary": "rope", "learned": "learned", "alibi": "alibi"}.get(
+        str(pos_emb.value).lower() if pos_emb is not None else ""
+    )
     if pos_emb is not None and str(pos_emb.value).lower() == "rotary":
         # int(hidden_size_per_attention_head * rotary_pct) (megatron/model/transformer.py).
         b.rotary_fraction = b.lookup("rotary_pct")
