@@ -104,7 +104,7 @@ def test_fix_reports_remaining_and_exit_codes(tmp_path: Path) -> None:
     code, out, _ = run("--fix", "--unsafe-fixes", "--min-slowdown", "0", str(tmp_path))
     assert code == 0
     assert (tmp_path / "gpt3.json").read_text() == GPT3.replace(
-        '"num_attention_heads": 32', '"num_attention_heads": 40'
+        '"num_attention_heads": 32', '"num_attention_heads": 20'
     )
     assert "Fixed 1 problem; 0 remaining." in out
     assert out.splitlines()[-1].startswith("All checks passed")
@@ -157,8 +157,8 @@ def test_diff_prints_and_writes_nothing(tmp_path: Path) -> None:
     assert (tmp_path / "a.json").read_text() == GPT2
     code, out, _ = run("--diff", "--unsafe-fixes", "--min-slowdown", "0", str(tmp_path))
     assert code == 1
-    assert out.count("--- ") == 2 and '+"num_attention_heads": 40' not in out
-    assert '"num_attention_heads": 40' in out
+    assert out.count("--- ") == 2 and '+"num_attention_heads": 20' not in out
+    assert '"num_attention_heads": 20' in out
     assert (tmp_path / "b.json").read_text() == GPT3
 
 

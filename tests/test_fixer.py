@@ -300,7 +300,7 @@ def test_safe_fix_only_without_unsafe() -> None:
     assert [f.code for f in safe.applied] == ["SL101"]
     both = fix_document(parse_text(text), options, unsafe=True)
     assert sorted(f.code for f in both.applied) == ["SL101", "SL102"]
-    assert '"num_attention_heads": 40' in both.text and '"vocab_size": 50304' in both.text
+    assert '"num_attention_heads": 20' in both.text and '"vocab_size": 50304' in both.text
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,11 @@ Flash-attention kernels are compiled for head dims 32, 64, 96, 128, 160, 192, 22
 for the next size up (80 costs as much as 96). GPT-3 2.7B's h/a = 2560/32 = 80 was the
 paper's headline example.
 
-The fix changes the number of heads to the nearest count that makes h/a a multiple of 64
-(keeping KV-head and tensor-parallel divisibility), or rounds an explicit ``head_dim`` up to a
-multiple of 64. Both change the architecture, so the fix is unsafe.
+The fix changes the number of heads so that h/a is a multiple of 64 (keeping KV-head and
+tensor-parallel divisibility): of the nearest count below and the nearest above, the one the
+performance model runs faster per FLOP on the target (GPT-3 2.7B's 80 → 128 with 20 heads on
+H100, where FlashAttention-3 runs head dim 64 no faster than 80 padded to 96); or it rounds an
+explicit ``head_dim`` up to a multiple of 64. Both change the architecture: unsafe.
 
 Source: Anthony et al. 2024, "The Case for Co-Designing Model Architectures with Hardware",
 §IV and Fig. 7; flash-attention's compiled head dimensions.
@@ -53,9 +55,9 @@ EXAMPLES = [
         '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32,'
         ' "vocab_size": 50304}\n',
         False,
-        fixed='{"hidden_size": 2560, "num_attention_heads": 40, "num_hidden_layers": 32,'
+        fixed='{"hidden_size": 2560, "num_attention_heads": 20, "num_hidden_layers": 32,'
         ' "vocab_size": 50304}\n',
-        note="GPT-3 2.7B: h/a = 80",
+        note="GPT-3 2.7B: h/a = 80; of 40 heads of 64 and 20 of 128 the model runs 20 faster",
         expect=(
             Expect(1, "2560", "head dim hidden / heads = 80 has largest power-of-two factor 16"),
         ),
@@ -72,17 +74,38 @@ EXAMPLES = [
 ]
 
 
-def _heads_for(h: int, a: int, kv: int | None, t: int) -> int | None:
-    """The head count nearest ``a`` whose head dim h/a' is a multiple of 64."""
-    best: int | None = None
-    for d in range(MULTIPLE, h + 1, MULTIPLE):
-        if h % d:
-            continue
-        cand = h // d
-        if cand % t or (kv is not None and cand % kv):
-            continue
-        if best is None or abs(math.log(cand / a)) < abs(math.log(best / a)):
-            best = cand
+def _head_counts(h: int, a: int, kv: int | None, t: int) -> list[int]:
+    """The head counts whose head dim h/a' is a multiple of 64 (and that tensor parallelism
+    and the KV heads divide): the nearest below ``a`` and the nearest above, nearest first."""
+    below = [c for c in _valid_counts(h, kv, t) if c < a]
+    above = [c for c in _valid_counts(h, kv, t) if c > a]
+    near = [max(below)] if below else []
+    near += [min(above)] if above else []
+    return sorted(near, key=lambda c: abs(math.log(c / a)))
+
+
+def _valid_counts(h: int, kv: int | None, t: int) -> list[int]:
+    return [
+        h // d
+        for d in range(MULTIPLE, h + 1, MULTIPLE)
+        if h % d == 0 and (h // d) % t == 0 and (kv is None or (h // d) % kv == 0)
+    ]
+
+
+def _fastest(config: ModelConfig, target: Target, options: list[dict[Dim, int]]) -> int:
+    """The index of the option the performance model runs fastest per FLOP (the first on a
+    tie or when it has no estimate): head dim 64 is not always faster than 80 padded to 96
+    (FlashAttention-3's figures), while 128 is."""
+    from shapelint.perf.estimate import step_time
+
+    best, best_cost = 0, math.inf
+    for i, dims in enumerate(options):
+        step = step_time(config.with_dims(dims), target)
+        if step.total_s <= 0 or step.flops <= 0:
+            return 0
+        cost = step.total_s / step.flops
+        if cost < best_cost * (1 - 1e-9):
+            best, best_cost = i, cost
     return best
 
 
@@ -114,17 +137,22 @@ def _fix(config: ModelConfig, target: Target) -> Fix | None:
         return None
     if head_dim.derived and head_dim.kind is not Derivation.HEAD_DIM_SPLIT:
         return None  # e.g. MLA's qk_nope_head_dim + qk_rope_head_dim: no single value to edit
-    new_a = _heads_for(h, a, g, max(target.tp, 1))
-    if new_a is None or new_a == a:
+    counts = _head_counts(h, a, g, max(target.tp, 1))
+    if not counts:
         return None
+    options = []
+    for count in counts:
+        wanted = {Dim.HEADS: count, Dim.HEAD_DIM: h // count}
+        if mha and kv is not None:
+            wanted[Dim.KV_HEADS] = count
+        options.append(consistent_dims(config, wanted))
+    pick = _fastest(config, target, options) if len(options) > 1 else 0
+    new_a, dims = counts[pick], options[pick]
     changes = [(heads, new_a)]
-    new_dims = {Dim.HEADS: new_a, Dim.HEAD_DIM: h // new_a}
     if not head_dim.derived:
         changes.append((head_dim, h // new_a))
     if mha and kv is not None:
         changes.append((kv, new_a))
-        new_dims[Dim.KV_HEADS] = new_a
-    dims = consistent_dims(config, new_dims)
     return make_fix(
         config,
         f"use {new_a} attention heads ({heads.key}) so the head dim is {h // new_a}",
