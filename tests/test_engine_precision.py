@@ -97,8 +97,9 @@ def test_production_config_at_its_published_tp_is_silent(
     assert sl3_findings(path, tp=tp) == [], source
 
 
-# The kernels are checked only when named; Transformer Engine is a default train engine.
-KERNELS = ("flash-attn2", "flash-attn3", "flash-attn4", "transformer-engine")
+# The kernels (and llama.cpp) are checked only when named; Transformer Engine is a default
+# train engine.
+KERNELS = ("flash-attn2", "flash-attn3", "flash-attn4", "transformer-engine", "llama.cpp")
 
 
 @pytest.mark.parametrize("gpu", ["H100-SXM", "B200"])
@@ -108,7 +109,8 @@ def test_production_config_is_silent_on_the_named_kernels(
 ) -> None:
     """FlashAttention-4's head-dim sets (SL320), Transformer Engine's backend choice (SL321,
     SL322 at context parallel 2) on Hopper and Blackwell, and FlashAttention's fused rotary in
-    decode (SL323), FP8 Linear dims (SL324): nothing to report."""
+    decode (SL323), FP8 Linear dims (SL324), llama.cpp's CUDA FlashAttention kernels (SL315):
+    nothing to report."""
     path = corpus / rel
     for cp in (1, 2):
         assert sl3_findings(path, gpu, tp=tp, cp=cp, engines=KERNELS) == [], source
