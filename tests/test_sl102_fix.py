@@ -43,3 +43,16 @@ def test_tensor_parallel_and_kv_heads_still_divide() -> None:
     assert finding.fix is not None
     heads = dict(finding.fix.dims)[Dim.HEADS]
     assert heads % 8 == 0 and (2560 // heads) % 64 == 0  # 40 heads: 20 does not divide by 8
+
+
+def test_no_head_dim_wider_than_flash_attention_takes() -> None:
+    # Llama-style 2560 / 32 with 8 KV heads: 20 heads (128) do not divide by 8; below that,
+    # 8 heads would be 320 wide, past FlashAttention's 256. Only 40 heads of 64 remain.
+    text = GPT3_27B.replace(
+        '"num_attention_heads": 32', '"num_attention_heads": 32, "num_key_value_heads": 8'
+    )
+    (config,) = configs_of(text, "json", "config.json")
+    (finding,) = sl102_head_dim.check(config, Target(gpu=lookup("h100")))
+    assert finding.fix is not None
+    heads = dict(finding.fix.dims)[Dim.HEADS]
+    assert heads == 40 and 2560 // heads <= 256

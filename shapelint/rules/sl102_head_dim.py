@@ -9,8 +9,9 @@ for the next size up (80 costs as much as 96). GPT-3 2.7B's h/a = 2560/32 = 80 w
 paper's headline example.
 
 The fix changes the number of heads so that h/a is a multiple of 64 (keeping KV-head and
-tensor-parallel divisibility): of the nearest count below and the nearest above, the one the
-performance model runs faster per FLOP on the target (GPT-3 2.7B's 80 → 128 with 20 heads on
+tensor-parallel divisibility, and a head dim of at most 256, the widest FlashAttention-2/3
+take): of the nearest count below and the nearest above, the one the performance model runs
+faster per FLOP on the target (GPT-3 2.7B's 80 → 128 with 20 heads on
 H100, where FlashAttention-3 runs head dim 64 no faster than 80 padded to 96); or it rounds an
 explicit ``head_dim`` up to a multiple of 64. Both change the architecture: unsafe.
 
@@ -84,10 +85,14 @@ def _head_counts(h: int, a: int, kv: int | None, t: int) -> list[int]:
     return sorted(near, key=lambda c: abs(math.log(c / a)))
 
 
+# The widest head dim the fix proposes: FlashAttention-2/3 take head dims up to 256 (SL302).
+MAX_HEAD_DIM = 256
+
+
 def _valid_counts(h: int, kv: int | None, t: int) -> list[int]:
     return [
         h // d
-        for d in range(MULTIPLE, h + 1, MULTIPLE)
+        for d in range(MULTIPLE, min(h, MAX_HEAD_DIM) + 1, MULTIPLE)
         if h % d == 0 and (h // d) % t == 0 and (kv is None or (h // d) % kv == 0)
     ]
 
