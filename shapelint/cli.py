@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__, _interrupt
+from shapelint.commands.argtypes import positive_int as _positive
 from shapelint.commands.engines import add_engine_flags
 from shapelint.commands.step_flags import add_step_flags
 from shapelint.lint.formats.budget import Budget
@@ -46,16 +47,6 @@ def _dtype(text: str) -> str:
             f"unknown dtype {text!r} (choose from {', '.join(DTYPES)})"
         )
     return dtype
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...]:

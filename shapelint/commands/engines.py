@@ -8,17 +8,8 @@ import argparse
 import json
 from typing import Any, TextIO
 
+from shapelint.commands.argtypes import positive_int as _positive
 from shapelint.engines import ENGINES, EngineAction, all_default, rules_for
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
 
 
 def add_engine_flags(p: argparse.ArgumentParser) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from shapelint.commands.argtypes import positive_int as _positive
+
 
 def _fused(text: str) -> str:
     # Imported here: `--version` and commands without --fused load no part of perf.
@@ -19,16 +21,6 @@ def _fused(text: str) -> str:
         return fused_spec(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
 
 
 def add_step_flags(p: argparse.ArgumentParser) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from shapelint.commands.argtypes import positive_int as _count
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -58,16 +60,6 @@ def _keep(text: str) -> frozenset[str]:
             f"unknown dim {', '.join(unknown)} (choose from {', '.join(KEEPABLE)})"
         )
     return frozenset(names)
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
 
 
 def add_parser(sub: Any, add_target_flags: Callable[[argparse.ArgumentParser], None]) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
-from shapelint.rules.sl321_te_attention_unfused import unfused_slowdown
+from shapelint.rules.sl321_te_attention_unfused import unfused_cost
 
 RULE = Rule(
     code="SL315",
@@ -110,8 +110,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     why = _unsupported(d, dv, a / kv)
     if why is None:
         return
-    pct = unfused_slowdown(config, target)
-    cost = f"; estimated +{pct:.1f}% step time on {target.gpu.name}" if pct and pct > 0 else ""
+    cost = unfused_cost(config, target)
     yield RULE.finding(
         config,
         head_dim,

@@ -104,6 +104,12 @@ def unfused_slowdown(config: ModelConfig, target: Target) -> float | None:
     return 100.0 * (unfused.total_s / fused.total_s - 1.0)
 
 
+def unfused_cost(config: ModelConfig, target: Target) -> str:
+    """``; estimated +9.5% step time on L40S`` for unfused attention, or "" without one."""
+    pct = unfused_slowdown(config, target)
+    return f"; estimated +{pct:.1f}% step time on {target.gpu.name}" if pct and pct > 0 else ""
+
+
 def fa3_note(choice: Choice) -> str:
     """The sentence for sm90, where FlashAttention 3 (when installed) is chosen and raises."""
     if not choice.fa3_raises:
@@ -123,8 +129,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     head_dim, choice, shown = found
     if choice.available:
         return
-    pct = unfused_slowdown(config, target)
-    cost = f"; estimated +{pct:.1f}% step time on {target.gpu.name}" if pct and pct > 0 else ""
+    cost = unfused_cost(config, target)
     yield RULE.finding(
         config,
         head_dim,
