@@ -137,6 +137,9 @@ class Derivation(str, enum.Enum):
     HEAD_DIM_SPLIT = "head_dim_split"
     # KV heads = heads (no grouped-query attention stated).
     KV_FROM_HEADS = "kv_from_heads"
+    # head_dim = hidden // heads by a framework whose attention is heads × head_dim wide
+    # whatever the remainder (OpenLM): heads need not divide hidden.
+    FLOOR_SPLIT = "floor_split"
     # A framework's formula of stated values (FFN from hidden, padded vocab, MLA head dims).
     FORMULA = "formula"
     # A framework's default for a key the config leaves out.

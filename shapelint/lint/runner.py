@@ -148,9 +148,17 @@ class LintResult:
 
     @property
     def findings(self) -> list[Finding]:
-        """All findings, sorted by path, line, column and code."""
-        out = [f for r in self.files for f in r.findings]
-        return sorted(out, key=lambda f: (f.path, f.span.line, f.span.column, f.code))
+        """All findings, sorted by path, line, column and code.
+
+        A value a class inherits from another file keeps that file's position, so two files
+        can report the same finding there (a base class and its subclass in a sibling module);
+        it is listed once.
+        """
+        out: dict[tuple[str, int, int, str, str], Finding] = {}
+        for r in self.files:
+            for f in r.findings:
+                out.setdefault((f.path, f.span.start, f.span.end, f.code, f.message), f)
+        return sorted(out.values(), key=lambda f: (f.path, f.span.line, f.span.column, f.code))
 
     def unmatched_keys(self) -> list[tuple[str, str]]:
         """``(dim, key name)`` of a settings key map that matched no key in any file it

@@ -86,6 +86,7 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
         "data_parallel": target.data_parallel,
         "sharded": target.sharded,
         "recompute": target.recompute,
+        "has_attention": config.has_attention,
     }
 
 
@@ -138,7 +139,12 @@ def render_explain_text(data: dict[str, Any]) -> str:
             gpu_line += f" ({data['effective_ridge']:.0f} at achievable rates)"
         lines.append(gpu_line)
     if not data["gemms"]:
-        lines.append("no GEMMs: the config lacks hidden size, heads or layers")
+        lines.append(
+            "no GEMMs: the config lacks hidden size, heads or layers"
+            if data.get("has_attention", True)
+            else "no GEMMs: a model without attention (recurrent or state-space layers), which "
+            "the performance model does not time"
+        )
         return "\n".join(lines) + "\n"
     header = (
         "op",

@@ -3,7 +3,8 @@
 Guideline: without an explicit head dimension, each head gets hidden / heads channels, so the
 division must be exact; Megatron-LM and transformers both refuse such a config. A config that
 states ``head_dim`` explicitly (Gemma, Qwen3) is exempt: its attention width is heads ×
-head_dim, independent of hidden.
+head_dim, independent of hidden; so is a framework that floors the split and builds its
+attention heads × head_dim wide (OpenLM: 488 wide with 12 heads of 40).
 
 Source: Megatron-LM ``validate_args`` (``hidden_size % num_attention_heads == 0``);
 Anthony et al. 2024, "The Case for Co-Designing Model Architectures with Hardware" (h/a).
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.lint.model import Derivation, Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(
@@ -44,8 +45,10 @@ EXAMPLES = [
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report hidden % heads != 0 when no head dim is stated."""
     head_dim = config.get(Dim.HEAD_DIM)
-    if head_dim is not None and not head_dim.derived:
-        return
+    if head_dim is not None and (
+        not head_dim.derived or not head_dim.known or head_dim.kind is Derivation.FLOOR_SPLIT
+    ):
+        return  # stated, floored by the framework, or possibly stated where we cannot read
     hidden, heads = config.get(Dim.HIDDEN), config.get(Dim.HEADS)
     h, a = config.int(Dim.HIDDEN), config.int(Dim.HEADS)
     if hidden is None or heads is None or h is None or a is None or h % a == 0:

@@ -140,7 +140,10 @@ def _fix(config: ModelConfig, target: Target) -> Fix | None:
         )
     if heads is None or a is None or h is None or hidden is None:
         return None
-    if head_dim.derived and head_dim.kind is not Derivation.HEAD_DIM_SPLIT:
+    if head_dim.derived and head_dim.kind not in (
+        Derivation.HEAD_DIM_SPLIT,
+        Derivation.FLOOR_SPLIT,
+    ):
         return None  # e.g. MLA's qk_nope_head_dim + qk_rope_head_dim: no single value to edit
     counts = _head_counts(h, a, g, max(target.tp, 1))
     if not counts:

@@ -34,6 +34,7 @@ from shapelint.lint.dialects import (
     gptfast,
     hf,
     levanter,
+    lingua,
     litgpt,
     llama,
     maxtext,
@@ -44,6 +45,7 @@ from shapelint.lint.dialects import (
     neox,
     neutral,
     olmo,
+    openlm,
     titan_models,
     torchtitan,
     torchtune,
@@ -57,6 +59,8 @@ from shapelint.lint.source import Candidate, Document, Scalar
 DIALECTS: list[Dialect] = [
     maxtext,
     levanter,
+    lingua,
+    openlm,
     titan_models,
     llama,
     litgpt,
@@ -94,7 +98,7 @@ def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelCo
         lead = _group_dialect(group) if len(group) > 1 else None
         for candidate in group:
             found = resolve(doc, candidate, keys, lead)
-            if candidate.open_bases:
+            if candidate.open_bases or forwards(candidate):
                 found = [stated_only(c) for c in found]
             for config in found:
                 if not config.pretrained:
@@ -134,10 +138,24 @@ def restores(candidate: Candidate) -> bool:
     return False
 
 
+def forwards(candidate: Candidate) -> bool:
+    """A call to a builder method of the enclosing class (``cls.v1(d_model=640, …)``,
+    ``self.llama_like(…)``): its body may set what the call leaves out (OLMo-core's ``v1``
+    fixes ``head_dim=128``), so, as for an unreadable base class, only stated values are known."""
+    callee = candidate.callee.replace(" ", "")
+    return candidate.kind == "call" and callee.startswith(("cls.", "self.", "super()."))
+
+
 def stated_only(config: ModelConfig) -> ModelConfig:
     """``config`` of a Python class with a base that could not be read: a derived value or a
     framework default might be overridden there, so only stated values stay known."""
     dims = {d: replace(v, known=False) if v.derived else v for d, v in config.dims.items()}
+    heads = dims.get(Dim.HEADS)
+    if heads is not None and Dim.HEAD_DIM not in dims and config.has_attention:
+        # Not derivable here (heads may not divide hidden), and possibly stated out of sight.
+        dims[Dim.HEAD_DIM] = Value(
+            None, "head_dim", heads.span, (heads,), "not stated here", known=False
+        )
     return replace(config, dims=dims)
 
 

@@ -172,10 +172,17 @@ class Builder:
         if dim in self.dims:
             return self.dims[dim]
         value = self.lookup(*self.extra_keys.get(dim, ()), *names)
+        if value is not None and self.candidate.kind in ("class", "init") and _sentinel(value):
+            return None  # ``dim: int = -1`` in a class body: "set me", not a size (Llama 4)
         if value is not None and value.value is not None:
             self.dims[dim] = value
             return value
-        if value is not None and dim in NULL_INVALID and value.known:
+        if (
+            value is not None
+            and dim in NULL_INVALID
+            and value.known
+            and self.candidate.kind not in PYTHON_KINDS
+        ):
             self.nulls[dim] = value  # stated as null: SL002 reports it, nothing derives from it
         return None
 
@@ -214,6 +221,13 @@ class Builder:
             )
             self.derive(Dim.KV_HEADS, same, lambda get: get(Dim.HEADS))
         self._rotary_dim()
+        if self.has_attention and recurrent_only(self._holder()):
+            # Recurrent/state-space blocks: what a transformer reading calls the FFN is the
+            # recurrence's inner width (transformers' Mamba ``intermediate_size``, lingua's
+            # ``SSM`` hidden) or an MLP this reading cannot tell apart from it: unknown.
+            self.has_attention = False
+            self.dims.pop(Dim.FFN, None)
+            self.formulas.pop(Dim.FFN, None)
         if not self.has_attention:
             for dim in ATTENTION_DIMS:
                 self.dims.pop(dim, None)
@@ -236,6 +250,21 @@ class Builder:
             dropout=dict(self.dropout),
             position_embedding=self.position_embedding,
         )
+
+    def _holder(self) -> Mapping:
+        """The mapping that states the hidden size (a YAML ``model:`` block, or the root)."""
+        hidden = self.dims.get(Dim.HIDDEN)
+        if hidden is None or hidden.derived_from or "." not in hidden.key:
+            return self.root
+        prefix = self.candidate.key_prefix
+        key = (
+            hidden.key[len(prefix) :].lstrip(".")
+            if prefix and hidden.key.startswith(prefix)
+            else hidden.key
+        )
+        parent = key.rsplit(".", 1)[0] if "." in key else ""
+        hit = resolve(self.root, parent, "") if parent else None
+        return hit[1] if hit is not None and isinstance(hit[1], Mapping) else self.root
 
     def _rotary_dim(self) -> None:
         """ROTARY_DIM = int(head dim × the stated rotary fraction), as HF (``int(
@@ -260,9 +289,61 @@ class Builder:
 
 # Dims a model cannot be built without: ``null`` there is an error (SL002), not a default.
 NULL_INVALID = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
+# Candidates read from Python. There a ``None`` (``n_heads: Optional[int] = None``) is how a
+# class says "not given: derived from the other dims" (Meta lingua's ``BaseTransformerArgs``
+# takes ``n_heads or dim // head_dim``): unknown, not an invalid value.
+PYTHON_KINDS = frozenset({"class", "init", "call", "dict", "module"})
 
 # Dims that only exist in attention layers (dropped for attention-free stacks such as Mamba).
 ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM)
+
+# Keys of recurrent and state-space layers: Mamba/Mamba-2 (transformers' ``state_size``,
+# ``conv_kernel``, ``time_step_rank``; mamba_ssm's ``d_state``, ``d_conv``; Meta lingua's
+# ``state_dim``, ``ssm_chunk_size``), Griffin/Hawk's RG-LRU (``lru_dim_multiplier``,
+# ``lru_width``) and lingua's minGRU/minLSTM (``conv_size``). Their ``n_heads``/``num_heads``
+# split the recurrence, not attention.
+RECURRENT_KEYS = frozenset(
+    normalize_key(k)
+    for k in (
+        "state_size",
+        "state_dim",
+        "d_state",
+        "ssm_state_size",
+        "ssm_chunk_size",
+        "conv_kernel",
+        "conv_size",
+        "d_conv",
+        "time_step_rank",
+        "lru_dim_multiplier",
+        "lru_width",
+    )
+)
+# model_type values of transformers' attention-free models.
+ATTENTION_FREE_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"})
+
+
+def _sentinel(value: Value) -> bool:
+    """A negative int: the placeholder a config class gives a field that must be set."""
+    v = value.value
+    return value.known and isinstance(v, int) and not isinstance(v, bool) and v < 0
+
+
+def recurrent_only(mapping: Mapping) -> bool:
+    """True when ``mapping`` describes a model without attention: an attention-free HF
+    ``model_type``, or a recurrent/state-space key (`RECURRENT_KEYS`) and no key that names
+    attention (hybrids — Jamba, Zamba, Nemotron-H, RecurrentGemma — state their attention
+    layers as ``num_attention_heads``, ``attn_layer_period``, ``attention_window_size`` …)."""
+    model_type = child(mapping, "model_type")
+    if (
+        model_type is not None
+        and isinstance(model_type[1], Scalar)
+        and str(model_type[1].value).lower() in ATTENTION_FREE_MODEL_TYPES
+    ):
+        return True
+    keys = [normalize_key(e.key).lower() for e in mapping.entries]
+    if not any(k in RECURRENT_KEYS for k in keys):
+        return False
+    return not any("attn" in k or "attention" in k for k in keys)
 
 
 def head_dim_split(get: AbcCallable[[Dim], int | None]) -> int | None:

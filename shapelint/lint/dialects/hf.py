@@ -272,6 +272,11 @@ def _take_common(b: Builder, stack: str = "") -> None:
     pre = f"{stack}_" if stack else ""
     _take_dropout(b)
     _take_positions(b)
+    width, named = b.lookup("d_model"), b.lookup("hidden_size")
+    if width is not None and named is not None and width.value != named.value:
+        # Both names, different values: OLMo-core's builders (``llama_like(d_model=…)``,
+        # ``v1(d_model=640, hidden_size=640 * 8, …)``) call the FFN width ``hidden_size``.
+        b.take(Dim.HIDDEN, "d_model")
     b.take(Dim.HIDDEN, *HIDDEN)
     if stack:
         b.take(Dim.HEADS, f"{pre}attention_heads")
