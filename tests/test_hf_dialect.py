@@ -135,6 +135,25 @@ def test_weights_beside_config_mark_it_pretrained(tmp_path: Path) -> None:
     assert c.pretrained
 
 
+def test_tf_flax_and_keras_checkpoints_beside_mark_it_pretrained(tmp_path: Path) -> None:
+    gpt2 = '{"n_vocab": 50257, "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_layer": 12}'
+    for i, weights in enumerate(("model.ckpt.index", "tf_model.h5", "flax_model.msgpack")):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        (folder / weights).write_bytes(b"")
+        (c,) = configs_of(gpt2, path=str(folder / "hparams.json"))
+        assert c.pretrained, weights
+    (c,) = configs_of(gpt2, path=str(tmp_path / "hparams.json"))
+    assert not c.pretrained
+
+
+def test_openai_gpt2_hparams_json() -> None:
+    (c,) = configs_of(
+        '{"n_vocab": 50257, "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_layer": 12}'
+    )
+    assert dims(c)["vocab"] == 50257 and dims(c)["seq_len"] == 1024 and dims(c)["hidden"] == 768
+
+
 def test_llama_params_json_ffn_formula() -> None:
     (c,) = configs_of(
         '{"dim": 4096, "multiple_of": 256, "n_heads": 32, "n_layers": 32, "norm_eps": 1e-05, "vocab_size": -1}'

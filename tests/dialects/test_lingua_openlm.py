@@ -318,3 +318,42 @@ def test_negative_class_defaults_are_placeholders_not_sizes(tmp_path: Path) -> N
     _, out, _ = run(str(path), "--no-cache", "--format", "json")
     codes = [f["code"] for f in json.loads(out)["findings"]]
     assert "SL002" not in codes  # Llama 4's ModelArgs: -1 means "set from params.json"
+
+
+LIT_LLAMA = """\
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class LLaMAConfig:
+        block_size: int = 2048
+        vocab_size: int = 32000
+        n_layer: int = 32
+        n_head: int = 32
+        n_embd: int = 4096
+
+
+    llama_configs = {
+        "7B": dict(n_layer=32, n_head=32, n_embd=4096),
+        "13B": dict(n_layer=40, n_head=40, n_embd=5120),
+    }
+"""
+
+
+def test_nanogpt_defaults_stay_with_nanogpts_gptconfig() -> None:
+    found = dialects.extract(parse_python("model.py", textwrap.dedent(LIT_LLAMA)))
+    cls = next(c for c in found if c.name == "LLaMAConfig")
+    # lit-llama: SwiGLU (find_multiple(int(2·4·4096/3), 256) = 11008), not nanoGPT's 4·n_embd.
+    assert cls.dialect != "nanogpt" and Dim.FFN not in cls.dims
+    assert ints(cls)["vocab"] == 32000 and ints(cls)["seq_len"] == 2048
+    seven = next(c for c in found if c.name == 'llama_configs["7B"]')
+    # Its block_size and vocab are LLaMAConfig's class defaults, not nanoGPT's 1024 and 50304.
+    assert Dim.VOCAB not in seven.dims and Dim.SEQ_LEN not in seven.dims
+    assert ints(seven)["hidden"] == 4096
+
+
+def test_a_script_with_only_a_batch_and_a_context_is_no_nanogpt_config() -> None:
+    script = "devices = 4\nbatch_size = 128 // devices\nmicro_batch_size = 4\nblock_size = 512\n"
+    found = dialects.extract(parse_python("finetune/full.py", script))
+    assert all(c.dialect != "nanogpt" for c in found)
+    assert all(Dim.HIDDEN not in c.dims for c in found)

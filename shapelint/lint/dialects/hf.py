@@ -10,9 +10,11 @@ stack. ``padded_vocab_size``, where present, is what the embedding and logit GEM
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from shapelint.lint.dialects.common import (
+    PYTHON_KINDS,
     Builder,
     KeyAliases,
     derived,
@@ -56,6 +58,7 @@ SEQ = (
     "encoder_seq_length",
     "block_size",
     "max_seq_len",
+    "n_ctx",  # OpenAI GPT-2's hparams.json
 )
 EXPERTS = (
     "num_local_experts",
@@ -195,7 +198,20 @@ GATED_MODEL_TYPES = frozenset(
     }
 )
 GATED_ACTIVATIONS = frozenset({"silu", "swish", "swiglu", "geglu", "gated-gelu", "gated-silu"})
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+# Checkpoint files: PyTorch, safetensors, GGUF, TensorFlow/Keras (tf_model.h5), Flax
+# (flax_model.msgpack), ONNX, and TF1 checkpoints (model.ckpt, model.ckpt.index, …, beside
+# OpenAI GPT-2's hparams.json).
+WEIGHT_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".gguf",
+    ".h5",
+    ".msgpack",
+    ".onnx",
+    ".ckpt",
+)
 
 
 def _gated(builder: Builder) -> bool:
@@ -213,7 +229,11 @@ def weights_beside(path: str) -> bool:
     """True when a checkpoint file lies in the same directory as ``path``."""
     try:
         folder = Path(path).parent
-        return any(p.suffix in WEIGHT_SUFFIXES for p in folder.iterdir() if p.is_file())
+        return any(
+            p.suffix in WEIGHT_SUFFIXES or ".ckpt." in p.name
+            for p in folder.iterdir()
+            if p.is_file()
+        )
     except OSError:
         return False
 
@@ -307,8 +327,13 @@ def _take_common(b: Builder, stack: str = "") -> None:
     if ffn is None and hidden is not None and b.int(Dim.HIDDEN):
         inner = b.lookup("n_inner")
         n_embd = b.lookup("n_embd")
-        if (inner is not None and inner.value is None) or (inner is None and n_embd is not None):
-            # GPT-2 family: n_inner null or absent means 4 * n_embd.
+        python = b.candidate.kind in PYTHON_KINDS
+        if (inner is not None and inner.value is None) or (
+            inner is None and n_embd is not None and not python
+        ):
+            # GPT-2 family: n_inner null or absent means 4 * n_embd. In Python only when the
+            # class says so (GPT2Config's ``n_inner=None``): another class with GPT-2's key
+            # names may size its MLP otherwise (lit-llama's LLaMAConfig: SwiGLU, 11008 wide).
             b.derive(
                 Dim.FFN,
                 derived(4 * (b.int(Dim.HIDDEN) or 0), (hidden,), "4 × hidden (n_inner)"),
@@ -316,7 +341,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
             )
     _llama_ffn(b)
     b.take(Dim.LAYERS, *LAYERS)
-    b.take(Dim.VOCAB, "vocab_size")
+    b.take(Dim.VOCAB, "vocab_size", "n_vocab")  # n_vocab: OpenAI GPT-2's hparams.json, GPT-J
     b.take(Dim.PADDED_VOCAB, "padded_vocab_size")
     b.take(Dim.SEQ_LEN, *SEQ)
     b.take(Dim.EXPERTS, *EXPERTS)
@@ -485,7 +510,7 @@ def _extract(
         stacks = ["encoder", "decoder"]
     for stack in stacks:
         name = ".".join(p for p in (candidate.name, stack) if p)
-        b = Builder(Candidate(name, root, candidate.key_prefix), doc.path, NAME, extra_keys)
+        b = Builder(replace(candidate, name=name), doc.path, NAME, extra_keys)
         b.pretrained = pretrained
         b.seq_is_max_context = True
         b.has_lm_head = lm_head(root)
@@ -498,4 +523,5 @@ def _extract(
         if entry.key in SUB_CONFIGS and isinstance(entry.value, Mapping):
             prefix = f"{candidate.key_prefix}.{entry.key}" if candidate.key_prefix else entry.key
             name = f"{candidate.name}.{entry.key}" if candidate.name else entry.key
-            yield from _extract(doc, Candidate(name, entry.value, prefix), extra_keys, pretrained)
+            sub = replace(candidate, name=name, root=entry.value, key_prefix=prefix)
+            yield from _extract(doc, sub, extra_keys, pretrained)

@@ -59,17 +59,33 @@ HF_KEYS = frozenset(
         "layer_norm_epsilon",
     }
 )
-PYTHON_KINDS = frozenset({"call", "dict", "class", "init"})
+PYTHON_KINDS = frozenset({"call", "class", "init"})
+# The class whose defaults are filled in: nanoGPT's ``GPTConfig`` (and its forks', which keep
+# the name: modded-nanogpt, nanochat). Another class with nanoGPT's key names (lit-llama's
+# ``LLaMAConfig``: SwiGLU, block_size 2048, vocab 32000) or a dict of them (nanoGPT's own
+# ``config_args``, whose vocab is set to 50257 afterwards) has other defaults: not read here.
+CLASS = "GPTConfig"
+
+
+def _is_gptconfig(candidate: Candidate) -> bool:
+    if candidate.kind == "call":
+        return candidate.callee.rsplit(".", 1)[-1] == CLASS
+    return candidate.name.rsplit(".", 1)[-1] == CLASS
 
 
 def detect(candidate: Candidate) -> bool:
-    """A nanoGPT training script (module namespace) or a ``GPTConfig`` in Python."""
+    """A nanoGPT training script (module namespace) or nanoGPT's ``GPTConfig`` in Python."""
     keys = set(candidate.root.keys())
     if keys & HF_KEYS or "dim" in keys:
         return False
     if candidate.kind == "module":
-        return bool(keys & SCRIPT_KEYS) or {"batch_size", "block_size"} <= keys
-    return candidate.kind in PYTHON_KINDS and bool(keys & MODEL_KEYS)
+        # train.py's own keys; or a batch and a context next to a model key (a script that
+        # only sets batch_size and block_size — lit-llama's finetune/full.py — is no nanoGPT
+        # config, and filling in nanoGPT's model would invent one).
+        return bool(keys & SCRIPT_KEYS) or (
+            {"batch_size", "block_size"} <= keys and bool(keys & MODEL_KEYS)
+        )
+    return candidate.kind in PYTHON_KINDS and bool(keys & MODEL_KEYS) and _is_gptconfig(candidate)
 
 
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
