@@ -357,3 +357,19 @@ def test_a_script_with_only_a_batch_and_a_context_is_no_nanogpt_config() -> None
     found = dialects.extract(parse_python("finetune/full.py", script))
     assert all(c.dialect != "nanogpt" for c in found)
     assert all(Dim.HIDDEN not in c.dims for c in found)
+
+
+def test_mamba_ssm_pads_the_vocab_to_its_multiple(tmp_path: Path) -> None:
+    cfg = {"d_model": 2560, "n_layer": 64, "vocab_size": 50277, "ssm_cfg": {}, "d_intermediate": 0}
+    (plain,) = read("config.json", json.dumps({**cfg, "pad_vocab_size_multiple": 8}), "json")
+    # MambaLMHeadModel: 50277 rounded up to a multiple of 8 = 50280 (6285 · 8).
+    assert ints(plain)["padded_vocab"] == 50280
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**cfg, "pad_vocab_size_multiple": 8}))
+    _, out, _ = run(str(path), "--no-cache", "--format", "json")
+    (finding,) = json.loads(out)["findings"]
+    assert finding["code"] == "SL101" and "50280" in finding["message"]
+    # transformers' Mamba keeps the key but builds a vocab_size-wide embedding: no padding.
+    hf = {**cfg, "model_type": "mamba", "pad_vocab_size_multiple": 8}
+    (config,) = read("config.json", json.dumps(hf), "json")
+    assert Dim.PADDED_VOCAB not in config.dims

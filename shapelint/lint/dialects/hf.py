@@ -21,6 +21,7 @@ from shapelint.lint.dialects.common import (
     llama_ffn,
     looks_like_model,
     resolve,
+    round_up,
     scalar_value,
 )
 from shapelint.lint.model import Derivation, Dim, ModelConfig
@@ -343,6 +344,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
     b.take(Dim.LAYERS, *LAYERS)
     b.take(Dim.VOCAB, "vocab_size", "n_vocab")  # n_vocab: OpenAI GPT-2's hparams.json, GPT-J
     b.take(Dim.PADDED_VOCAB, "padded_vocab_size")
+    _mamba_ssm_vocab(b)
     b.take(Dim.SEQ_LEN, *SEQ)
     b.take(Dim.EXPERTS, *EXPERTS)
     b.take(Dim.EXPERTS_PER_TOKEN, *TOP_K)
@@ -420,6 +422,29 @@ def _chatglm_groups(b: Builder) -> None:
         b.set(Dim.KV_HEADS, groups)
     elif flag is not None and flag.value is False:
         b.consult("multi_query_group_num")  # unused: plain multi-head attention
+
+
+def _mamba_ssm_vocab(b: Builder) -> None:
+    """state-spaces/mamba's ``MambaConfig`` (no ``model_type``): ``MambaLMHeadModel`` pads the
+    vocabulary up to ``pad_vocab_size_multiple`` (8 by default) before building the embedding
+    and the LM head. transformers' Mamba keeps the key but not the padding (its embedding is
+    ``vocab_size`` wide), so a config with a ``model_type`` is not padded here."""
+    multiple = b.lookup("pad_vocab_size_multiple")
+    vocab = b.dims.get(Dim.VOCAB)
+    if multiple is None or vocab is None or b.lookup("model_type") is not None:
+        return
+    b.take(Dim.VOCAB_MULTIPLE, "pad_vocab_size_multiple")
+    v, m = b.int(Dim.VOCAB), b.int(Dim.VOCAB_MULTIPLE)
+    if v and m and Dim.PADDED_VOCAB not in b.dims:
+        b.derive(
+            Dim.PADDED_VOCAB,
+            derived(
+                round_up(v, m), (vocab, multiple), "vocab_size padded to pad_vocab_size_multiple"
+            ),
+            lambda get: (
+                round_up(x, get(Dim.VOCAB_MULTIPLE) or 1) if (x := get(Dim.VOCAB)) else None
+            ),
+        )
 
 
 def _qwen1_ffn(b: Builder) -> None:
