@@ -208,6 +208,11 @@ class Builder:
     def build(self) -> ModelConfig:
         """Add the shared derivations (head dim, KV heads) and return the config."""
         self.apply_user_keys()
+        for dim, value in list(self.dims.items()):
+            if _unsettled(value):
+                # ``${ref}`` (resolved in the candidate when it can be, else unknown), and the
+                # strings OmegaConf/Hydra configs leave for "set at run time".
+                self.dims[dim] = settle(self.candidate, value)
         hidden, heads = self.dims.get(Dim.HIDDEN), self.dims.get(Dim.HEADS)
         h, a = self.int(Dim.HIDDEN), self.int(Dim.HEADS)
         if Dim.HEAD_DIM not in self.dims and hidden and heads and h and a and h % a == 0:
@@ -318,8 +323,24 @@ RECURRENT_KEYS = frozenset(
         "lru_width",
     )
 )
+# A block that replaces attention in every layer: NeMo's Hyena GPT (``model.hyena:`` with
+# ``name: te_gpt_hyena``) keeps the GPT template's attention keys, which it does not use.
+MIXER_BLOCKS = frozenset({"hyena"})
 # model_type values of transformers' attention-free models.
 ATTENTION_FREE_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"})
+
+
+# Strings that stand for "set at run time" in YAML configs read by OmegaConf/Hydra: MISSING
+# ("???") and a Python-style None (a YAML ``None`` is the string "None", not null).
+PLACEHOLDERS = frozenset({"???", "none", "null"})
+
+
+def _unsettled(value: Value) -> bool:
+    v = value.value
+    if not isinstance(v, str) or value.derived or not value.known:
+        return False
+    text = v.strip()
+    return "${" in text or text.lower() in PLACEHOLDERS or text.lower() == "auto"
 
 
 def _sentinel(value: Value) -> bool:
@@ -341,6 +362,8 @@ def recurrent_only(mapping: Mapping) -> bool:
     ):
         return True
     keys = [normalize_key(e.key).lower() for e in mapping.entries]
+    if any(k in MIXER_BLOCKS for k in keys):
+        return True
     if not any(k in RECURRENT_KEYS for k in keys):
         return False
     return not any("attn" in k or "attention" in k for k in keys)
@@ -431,7 +454,7 @@ def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
     if not isinstance(raw, str) or value.derived or not value.known:
         return value
     text = raw.strip()
-    if text.lower() == "auto":
+    if text.lower() == "auto" or text.lower() in PLACEHOLDERS:
         return replace(value, known=False)
     if "${" not in text:
         return value

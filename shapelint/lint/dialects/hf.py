@@ -542,6 +542,9 @@ def _extract(
         _take_common(b, stack)
         if candidate.key_prefix.rpartition(".")[2] in DEFAULTED_SUB_CONFIGS:
             _llama_defaults(b)
+        layers = b.dims.get(Dim.LAYERS)
+        if candidate.key_prefix and layers is not None and layers.as_int == 0:
+            continue  # a sub-stack switched off (NeMo ASR's ``transf_encoder.num_layers: 0``)
         if looks_like_model(b.dims):
             yield b.build()
     for entry in root.entries:
