@@ -223,3 +223,30 @@ def test_gpt2_has_no_rotary_op_in_the_step() -> None:
     )
     names = {op.name for op in step_memops(config, Target(gpu=lookup("h100"), seq_len=1024))}
     assert "rotary" not in names and names  # the other memory-bound ops are there
+
+
+def test_llama4_text_experts_shared_expert_and_dense_layers() -> None:
+    # Llama-4-Maverick's text_config (modeling_llama4.py: Llama4TextMoe has a shared expert
+    # of intermediate_size; non-MoE layers are Llama4TextMLP(intermediate_size_mlp)).
+    text = {
+        "model_type": "llama4_text",
+        "hidden_size": 5120,
+        "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 48,
+        "num_local_experts": 128,
+        "num_experts_per_tok": 1,
+        "interleave_moe_layer_step": 2,
+        "vocab_size": 202048,
+    }
+    (c,) = configs_of(json.dumps({"model_type": "llama4", "text_config": text}))
+    got = dims(c)
+    assert (got["moe_ffn"], got["ffn"], got["moe_layer_freq"], got["shared_experts"]) == (
+        8192,
+        16384,
+        2,
+        1,
+    )

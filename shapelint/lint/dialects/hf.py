@@ -361,6 +361,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
     if b.rotary_fraction is None and b.lookup("model_type") is not None:
         # GPTNeoXConfig's rotary_pct; a NeoX YAML's rotary_pct counts only with pos_emb rotary.
         b.rotary_fraction = b.lookup("rotary_pct")
+    _llama4_text(b)
     if Dim.EXPERTS in b.dims and Dim.MOE_FFN not in b.dims and Dim.FFN in b.dims:
         # Mixtral-style: every MLP is an expert and intermediate_size is each expert's width.
         b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
@@ -422,6 +423,22 @@ def _chatglm_groups(b: Builder) -> None:
         b.set(Dim.KV_HEADS, groups)
     elif flag is not None and flag.value is False:
         b.consult("multi_query_group_num")  # unused: plain multi-head attention
+
+
+def _llama4_text(b: Builder) -> None:
+    """Llama 4 (``model_type: llama4_text``, modeling_llama4.py): a MoE layer's experts and
+    its always-present shared expert are ``intermediate_size`` wide; the dense layers between
+    MoE layers (``interleave_moe_layer_step`` > 1, Maverick) are ``intermediate_size_mlp``
+    wide. Every ``interleave_moe_layer_step``-th layer is MoE."""
+    model_type = b.lookup("model_type")
+    if model_type is None or model_type.value != "llama4_text" or Dim.EXPERTS not in b.dims:
+        return
+    if Dim.FFN in b.dims and Dim.MOE_FFN not in b.dims:
+        b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
+    b.take(Dim.FFN, "intermediate_size_mlp")
+    b.take(Dim.MOE_LAYER_FREQ, "interleave_moe_layer_step")
+    if Dim.SHARED_EXPERTS not in b.dims:
+        b.set(Dim.SHARED_EXPERTS, derived(1, (model_type,), "Llama4TextMoe.shared_expert"))
 
 
 def _mamba_ssm_vocab(b: Builder) -> None:
