@@ -113,6 +113,14 @@ ENGINES: tuple[Engine, ...] = (
         ("te", "transformerengine"),
     ),
     Engine(
+        "deepspeed",
+        "DeepSpeed",
+        "train",
+        "0.19.8",
+        "deepspeed==0.19.8 sdist (PyPI)",
+        ("ds", "deepspeed-ulysses"),
+    ),
+    Engine(
         "llama.cpp",
         "llama.cpp",
         "serve",

@@ -1,6 +1,6 @@
 """``shapelint engines``: the engines the SL3xx rules know, the versions checked, the codes;
 and the target flags that name engines and parallel sizes (``--engine``, ``--pp``, ``--ep``,
-``--cp``), shared by ``check`` and ``explain``."""
+``--cp``, ``--sp``), shared by ``check`` and ``explain``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,9 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pp", type=_positive, metavar="N", help="pipeline-parallel stages")
     p.add_argument("--ep", type=_positive, metavar="N", help="expert-parallel size")
     p.add_argument("--cp", type=_positive, metavar="N", help="context-parallel size")
+    p.add_argument(
+        "--sp", type=_positive, metavar="N", help="sequence-parallel size (DeepSpeed Ulysses)"
+    )
 
 
 def run_engines(fmt: str, out: TextIO) -> int:

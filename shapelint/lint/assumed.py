@@ -120,7 +120,12 @@ def assumed_target(config: ModelConfig, options: LintOptions) -> AssumedTarget:
         origins,
         options.gpu_default,
         engines=target.engines,
-        parallel=(("pp", target.pp), ("ep", target.ep), ("cp", target.cp)),
+        parallel=(
+            ("pp", target.pp),
+            ("ep", target.ep),
+            ("cp", target.cp),
+            ("sp", target.sp),
+        ),
     )
 
 

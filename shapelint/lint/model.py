@@ -64,6 +64,8 @@ class Dim(str, enum.Enum):
     PP = "pp"
     EP = "ep"
     CP = "cp"
+    # DeepSpeed Ulysses sequence parallelism (``sequence_parallel_size``).
+    SP = "sp"
     # Set when a Megatron config chooses its pipeline stages' layers itself (a layout, first or
     # last stage sizes, virtual stages per rank, a hybrid pattern, or embedding/loss counted).
     PP_LAYOUT = "pp_layout"
@@ -100,6 +102,7 @@ INTEGER_DIMS: frozenset[Dim] = frozenset(
         Dim.PP,
         Dim.EP,
         Dim.CP,
+        Dim.SP,
         Dim.QUANT_BITS,
         Dim.QUANT_BLOCK_N,
         Dim.QUANT_BLOCK_K,
@@ -315,11 +318,13 @@ class Target:
     mode: Mode = "train"
     attention: Attention = "flash"
     # Engines the config will run on (shapelint.engines names) and the other parallel sizes:
-    # pipeline stages, expert parallel, context parallel. Read by the SL3xx rules.
+    # pipeline stages, expert parallel, context parallel, DeepSpeed Ulysses sequence parallel.
+    # Read by the SL3xx rules.
     engines: tuple[str, ...] = ()
     pp: int = 1
     ep: int = 1
     cp: int = 1
+    sp: int = 1
     # How a training step is run (shapelint.perf.ops): the kernel fusions ("default" is what a
     # Megatron-LM run does; "none" is PyTorch eager; or a comma list), data-parallel GPUs (for
     # the gradient reduction), optimizer state sharded over them (ZeRO/FSDP), and full

@@ -63,6 +63,7 @@ class TargetOptions:
     pp: int | None = None
     ep: int | None = None
     cp: int | None = None
+    sp: int | None = None
     # How a training step is run (shapelint.perf.ops): fusions, data parallel, sharding,
     # activation recomputation.
     fused: str | None = None
@@ -203,6 +204,7 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         pp=_first(flags.pp, config.int(Dim.PP), defaults.pp, 1),
         ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
         cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
+        sp=_first(flags.sp, config.int(Dim.SP), defaults.sp, 1),
         fused=_first(flags.fused, defaults.fused, "default"),
         data_parallel=_first(flags.data_parallel, defaults.data_parallel, 1),
         sharded=_first(flags.sharded, defaults.sharded, False),

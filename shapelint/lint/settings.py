@@ -61,6 +61,7 @@ class Settings:
     pp: int | None = None
     ep: int | None = None
     cp: int | None = None
+    sp: int | None = None
     fused: str | None = None
     data_parallel: int | None = None
     sharded: bool | None = None
@@ -263,6 +264,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         pp=data.get("pp"),
         ep=data.get("ep"),
         cp=data.get("cp"),
+        sp=data.get("sp"),
         fused=_fused(data["fused"], where) if "fused" in data else None,
         data_parallel=data.get("data-parallel"),
         sharded=data.get("sharded"),

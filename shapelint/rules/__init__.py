@@ -48,6 +48,7 @@ from shapelint.rules import (
     sl322_te_no_attention_backend,
     sl323_fused_rotary_dim,
     sl324_te_fp8_gemm_dims,
+    sl325_ulysses_sequence_parallel,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -92,6 +93,7 @@ _MODULES = [
     sl322_te_no_attention_backend,
     sl323_fused_rotary_dim,
     sl324_te_fp8_gemm_dims,
+    sl325_ulysses_sequence_parallel,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

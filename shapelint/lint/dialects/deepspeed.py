@@ -4,7 +4,8 @@ Detected by ``train_micro_batch_size_per_gpu``, ``train_batch_size`` or ``zero_o
 at the top level (GPT-NeoX configs, which also carry these, are claimed by `neox` first).
 
 Keys: ``train_micro_batch_size_per_gpu``, ``gradient_accumulation_steps``,
-``train_batch_size``, ``bf16.enabled`` / ``fp16.enabled``. DeepSpeed's ``"auto"`` (filled in
+``train_batch_size``, ``bf16.enabled`` / ``fp16.enabled``, ``sequence_parallel_size`` (Ulysses
+sequence parallelism, ``deepspeed/runtime/config.py``). DeepSpeed's ``"auto"`` (filled in
 by the HF Trainer or axolotl at launch) is an unknown value, not an error. The model's shape
 is elsewhere, so the config is marked ``shape_from_elsewhere``.
 """
@@ -40,6 +41,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.MICRO_BATCH, "train_micro_batch_size_per_gpu")
     b.take(Dim.GRAD_ACCUM, "gradient_accumulation_steps")
     b.take(Dim.GLOBAL_BATCH, "train_batch_size")
+    b.take(Dim.SP, "sequence_parallel_size")
     set_dtype_from_flags(b, {"bf16": ("bf16.enabled",), "fp16": ("fp16.enabled",)})
     settle_dims(b)
     return [replace(c, shape_from_elsewhere=True) for c in training_config(b)]
