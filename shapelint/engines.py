@@ -121,6 +121,16 @@ ENGINES: tuple[Engine, ...] = (
         ("ds", "deepspeed-ulysses"),
     ),
     Engine(
+        "tensorrt-llm",
+        "TensorRT-LLM",
+        "serve",
+        "c6d3bb2a",
+        "NVIDIA/TensorRT-LLM@c6d3bb2a (tensorrt_llm/_torch/modules/attention.py); @2340c776 "
+        "(cpp/tensorrt_llm/kernels/unfusedAttentionKernels/unfusedAttentionKernels_2_template.h)",
+        ("trtllm", "trt-llm", "tensorrt_llm"),
+        named_only=True,
+    ),
+    Engine(
         "llama.cpp",
         "llama.cpp",
         "serve",

@@ -545,7 +545,7 @@ def test_sigint_at_any_moment_of_a_run(tmp_path: Path, delay: float) -> None:
         assert err.endswith("shapelint: interrupted\n")
         assert err.count("\n") == 1 or err.splitlines()[-1] == "shapelint: interrupted"
     else:
-        assert proc.returncode == 1  # finished before the signal
+        assert proc.returncode == 1, err  # finished before the signal
 
 
 # -- CPU-time budget per file --------------------------------------------------------------------

@@ -49,6 +49,7 @@ from shapelint.rules import (
     sl323_fused_rotary_dim,
     sl324_te_fp8_gemm_dims,
     sl325_ulysses_sequence_parallel,
+    sl326_trtllm_head_size,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -94,6 +95,7 @@ _MODULES = [
     sl323_fused_rotary_dim,
     sl324_te_fp8_gemm_dims,
     sl325_ulysses_sequence_parallel,
+    sl326_trtllm_head_size,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

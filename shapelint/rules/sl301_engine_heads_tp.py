@@ -8,6 +8,9 @@ each with its own condition on the KV heads:
 - Megatron-LM: heads a multiple of t; ``num_query_groups`` a multiple or divisor of t.
 - TGI: heads and KV heads both divisible by the number of shards (no replication).
 - nanotron: heads divisible by tp, and at least tp KV heads.
+- TensorRT-LLM (PyTorch backend, when named): heads divisible by tp (a bare assert); the KV
+  heads are split ⌈kv / tp⌉ per rank, unchecked. Attention data parallelism (tp 1 for
+  attention) is not modelled.
 
 The message quotes the first engine's own wording and lists every engine that refuses. The
 heads of a vision or audio tower (``vision_config``) are checked too: vLLM splits them the
@@ -20,7 +23,8 @@ Source: vLLM 0.34.0 ``vllm/config/model.py:1577-1584`` (``verify_with_parallel_c
 ``sglang/srt/layers/linear.py:1140-1145``; Megatron-LM d98e8a64
 ``megatron/core/transformer/transformer_config.py:1446-1468``; TGI db931fcf
 ``server/text_generation_server/models/custom_modeling/flash_llama_modeling.py:167-176``;
-nanotron 2411b022 ``src/nanotron/config/config.py:536-544``; vLLM issue #11797 (Qwen2-7B,
+nanotron 2411b022 ``src/nanotron/config/config.py:536-544``; TensorRT-LLM c6d3bb2a
+``tensorrt_llm/_torch/modules/attention.py:100-117`` (``Attention.__init__``); vLLM issue #11797 (Qwen2-7B,
 28 heads, cannot run at TP 8).
 """
 
@@ -47,6 +51,7 @@ VERIFIED = {
     "megatron": "megatron/core/transformer/transformer_config.py:1446-1468",
     "tgi": "server/text_generation_server/models/custom_modeling/flash_llama_modeling.py:167-176",
     "nanotron": "src/nanotron/config/config.py:536-544",
+    "tensorrt-llm": "tensorrt_llm/_torch/modules/attention.py:100-117 (Attention.__init__)",
 }
 
 # Each engine's heads message, in its own words.
@@ -62,6 +67,8 @@ HEADS_MESSAGE: dict[str, Callable[[int, int], str]] = {
         f"`num_heads` must be divisible by `num_shards` (got `num_heads`: {a} and `num_shards`: {t}"
     ),
     "nanotron": lambda a, t: f"num_attention_heads ({a}) must be divisible by tp ({t})",
+    # A bare assert: its condition is the message.
+    "tensorrt-llm": lambda a, t: f"AssertionError: self.num_heads % tp_size == 0 ({a} % {t})",
 }
 
 
@@ -91,6 +98,8 @@ KV_CHECK: dict[str, tuple[Callable[[int, int], bool], Callable[[int, int], str]]
         lambda g, t: g >= t,
         lambda g, t: f"num_key_value_heads ({g}) must be >= tp ({t})",
     ),
+    # ⌈kv / tp⌉ KV heads per rank, replicated below tp: no check.
+    "tensorrt-llm": (lambda g, t: True, lambda g, t: ""),
 }
 
 _QWEN2_7B = (
