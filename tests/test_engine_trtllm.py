@@ -10,6 +10,10 @@ import io
 import json
 from pathlib import Path
 
+import jsonschema
+import pytest
+from conftest import REPO
+
 from shapelint.cli import main
 
 # Qwen2-7B (Qwen/Qwen2-7B config.json): 28 heads, 4 KV heads.
@@ -29,6 +33,12 @@ OPEN_LLAMA_3B = {
     "num_hidden_layers": 26,
     "vocab_size": 32000,
 }
+
+
+def run(path: Path, *argv: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["check", str(path), "--no-cache", *argv], out, err)
+    return code, out.getvalue() + err.getvalue()
 
 
 def codes(tmp_path: Path, data: dict[str, object], *argv: str) -> list[tuple[str, str]]:
@@ -64,3 +74,68 @@ def test_only_when_named(tmp_path: Path) -> None:
     assert all(
         "TensorRT-LLM" not in message for _, message in codes(tmp_path, QWEN2_7B, "--tp", "8")
     )
+
+
+# Mixtral 8x7B (mistralai/Mixtral-8x7B-v0.1 config.json): 8 experts.
+MIXTRAL = {
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_local_experts": 8,
+    "num_experts_per_tok": 2,
+    "vocab_size": 32000,
+}
+
+
+def test_expert_parallel_must_divide_tensor_parallel(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MIXTRAL))
+    # tp 8, ep 3: Mapping takes moe_tp_size = 8 // 3 = 2, and 2 * 3 * 1 = 6 != 8.
+    code, out = run(path, "--engine", "tensorrt-llm", "--tp", "8", "--ep", "3", "--select", "SL3")
+    assert code == 1
+    assert (
+        "SL317 tp_size must equal to moe_tp_size * moe_ep_size * moe_cluster_size, "
+        "but got 8 != 2 * 3 * 1" in out
+    )
+    # ep 16 > tp 8: moe_tp_size = 8 // 16 = 0.
+    _, out = run(path, "--engine", "tensorrt-llm", "--tp", "8", "--ep", "16", "--select", "SL317")
+    assert "but got 8 != 0 * 16 * 1" in out
+    _, out = run(path, "--engine", "tensorrt-llm", "--tp", "8", "--ep", "4", "--select", "SL317")
+    assert "SL317" not in out
+    # Not named: nothing (Megatron and vLLM size expert parallelism on its own).
+    _, out = run(path, "--tp", "8", "--ep", "3", "--select", "SL317")
+    assert "SL317" not in out
+
+
+def test_dense_model_is_not_checked_for_expert_parallel(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(QWEN2_7B))
+    _, out = run(path, "--engine", "tensorrt-llm", "--tp", "4", "--ep", "3", "--select", "SL317")
+    assert "SL317" not in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_moe_parallel_finding_in_every_format(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MIXTRAL))
+    argv = ("--engine", "tensorrt-llm", "--tp", "8", "--ep", "3", "--select", "SL317")
+    code, out = run(path, *argv, "--format", fmt)
+    assert code == 1 and "tp_size must equal to moe_tp_size" in out
+    if fmt == "json":
+        assert [f["code"] for f in json.loads(out)["findings"]] == ["SL317"]
+    if fmt == "sarif":
+        schema = json.loads(
+            (REPO / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json").read_text()
+        )
+        jsonschema.Draft4Validator(schema).validate(json.loads(out))
+    if fmt == "github":
+        assert out.startswith("::error ")
+
+
+def test_engines_lists_the_moe_parallel_rule() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["engines", "--format", "json"], out, err) == 0
+    row = next(e for e in json.loads(out.getvalue())["engines"] if e["name"] == "tensorrt-llm")
+    assert "SL317" in row["rules"] and "SL326" in row["rules"]
