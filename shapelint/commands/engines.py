@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from shapelint.commands.argtypes import positive_int as _positive
 from shapelint.engines import ENGINES, EngineAction, all_default, rules_for
+from shapelint.lint.model import FP8_RECIPES
 
 
 def add_engine_flags(p: argparse.ArgumentParser) -> None:
@@ -26,6 +27,11 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cp", type=_positive, metavar="N", help="context-parallel size")
     p.add_argument(
         "--sp", type=_positive, metavar="N", help="sequence-parallel size (DeepSpeed Ulysses)"
+    )
+    p.add_argument(
+        "--fp8-recipe",
+        choices=FP8_RECIPES,
+        help="FP8-family training recipe with --dtype fp8 (delayed|current|mxfp8|nvfp4)",
     )
 
 

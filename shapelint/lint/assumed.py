@@ -46,6 +46,9 @@ class AssumedTarget:
     # (``engines megatron, pp 4``); not part of the JSON target.
     engines: tuple[str, ...] = ()
     parallel: tuple[tuple[str, int], ...] = ()
+    # The FP8-family recipe when one is chosen and the dtype is fp8 (text line only): every
+    # recipe's GEMMs are timed at FP8 rates, which the line says for NVFP4.
+    fp8_recipe: str | None = None
 
     @property
     def defaults(self) -> tuple[str, ...]:
@@ -85,6 +88,10 @@ class AssumedTarget:
         if v["data_parallel"] != 1:
             parts.append(f"data-parallel {v['data_parallel']}")
         parts.extend(name for name in ("sharded", "recompute") if v[name])
+        if self.fp8_recipe == "nvfp4":
+            parts.append("fp8-recipe nvfp4 (timed at FP8 rates)")
+        elif self.fp8_recipe:
+            parts.append(f"fp8-recipe {self.fp8_recipe}")
         if self.engines:
             parts.append("engines " + "/".join(self.engines))
         parts.extend(f"{name} {size}" for name, size in self.parallel if size > 1)
@@ -120,6 +127,7 @@ def assumed_target(config: ModelConfig, options: LintOptions) -> AssumedTarget:
         origins,
         options.gpu_default,
         engines=target.engines,
+        fp8_recipe=target.fp8_recipe if target.dtype == "fp8" else None,
         parallel=(
             ("pp", target.pp),
             ("ep", target.ep),

@@ -325,6 +325,11 @@ class Target:
     ep: int = 1
     cp: int = 1
     sp: int = 1
+    # The FP8-family training recipe under ``dtype == "fp8"`` (`FP8_RECIPES`; None: the
+    # engine's default). Read by the rules of engines whose checks differ by recipe
+    # (torchtitan's NVFP4 converter, SL327); the performance model times every recipe's
+    # GEMMs at FP8 rates.
+    fp8_recipe: str | None = None
     # How a training step is run (shapelint.perf.ops): the kernel fusions ("default" is what a
     # Megatron-LM run does; "none" is PyTorch eager; or a comma list), data-parallel GPUs (for
     # the gradient reduction), optimizer state sharded over them (ZeRO/FSDP), and full
@@ -398,6 +403,9 @@ class Finding:
 
 
 DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
+# FP8-family training recipes (``--fp8-recipe``): per-tensor delayed or current scaling, and
+# the block-scaled MXFP8 (32-element blocks) and NVFP4 (16-element blocks, FP4 values).
+FP8_RECIPES = ("delayed", "current", "mxfp8", "nvfp4")
 _DTYPE_ALIASES = {
     "bf16": "bf16",
     "bfloat16": "bf16",

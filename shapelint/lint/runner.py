@@ -63,6 +63,8 @@ class TargetOptions:
     ep: int | None = None
     cp: int | None = None
     sp: int | None = None
+    # The FP8-family recipe (model.FP8_RECIPES), meaningful with dtype fp8.
+    fp8_recipe: str | None = None
     # How a training step is run (shapelint.perf.ops): fusions, data parallel, sharding,
     # activation recomputation.
     fused: str | None = None
@@ -204,6 +206,7 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
         cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
         sp=_first(flags.sp, config.int(Dim.SP), defaults.sp, 1),
+        fp8_recipe=flags.fp8_recipe or defaults.fp8_recipe,
         fused=_first(flags.fused, defaults.fused, "default"),
         data_parallel=_first(flags.data_parallel, defaults.data_parallel, 1),
         sharded=_first(flags.sharded, defaults.sharded, False),

@@ -66,6 +66,7 @@ class Settings:
     ep: int | None = None
     cp: int | None = None
     sp: int | None = None
+    fp8_recipe: str | None = None
     fused: str | None = None
     data_parallel: int | None = None
     sharded: bool | None = None
@@ -271,6 +272,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         ep=data.get("ep"),
         cp=data.get("cp"),
         sp=data.get("sp"),
+        fp8_recipe=data.get("fp8-recipe"),
         fused=_fused(data["fused"], where) if "fused" in data else None,
         data_parallel=data.get("data-parallel"),
         sharded=data.get("sharded"),

@@ -51,6 +51,7 @@ from shapelint.rules import (
     sl324_te_fp8_gemm_dims,
     sl325_ulysses_sequence_parallel,
     sl326_trtllm_head_size,
+    sl327_torchtitan_nvfp4_dims,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -98,6 +99,7 @@ _MODULES = [
     sl324_te_fp8_gemm_dims,
     sl325_ulysses_sequence_parallel,
     sl326_trtllm_head_size,
+    sl327_torchtitan_nvfp4_dims,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

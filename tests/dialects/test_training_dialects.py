@@ -390,6 +390,18 @@ precision: amp_bf16
 """
 
 
+def test_foundry_mpt_inference_benchmark_yaml() -> None:
+    # llm-foundry's scripts/inference/benchmarking/yamls/1b.yaml: no trainer keys; the MPT
+    # registry name says it is foundry's, so expansion_ratio 4 gives the FFN (2048 · 4).
+    text = (
+        "max_seq_len: 2048\nmodel:\n  name: mpt_causal_lm\n  d_model: 2048\n  n_heads: 16\n"
+        "  n_layers: 24\n  expansion_ratio: 4\n  max_seq_len: ${max_seq_len}\n"
+        "  vocab_size: 50368\n"
+    )
+    config = one(text)
+    assert config.dialect == "llm-foundry" and ints(config)["ffn"] == 8192
+
+
 def test_foundry_mpt() -> None:
     config = one(MPT_7B)
     assert config.dialect == "llm-foundry"

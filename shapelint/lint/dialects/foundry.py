@@ -2,7 +2,8 @@
 
 Detected by a ``model`` mapping with a ``name`` (the foundry model registry), or MPT's
 ``expansion_ratio`` / ``attn_config``, next to a foundry training key
-(``global_train_batch_size``, ``device_train_microbatch_size``, ``train_loader``).
+(``global_train_batch_size``, ``device_train_microbatch_size``, ``train_loader``); or by
+``model.name: mpt_causal_lm`` with a ``d_model`` alone (the inference benchmark YAMLs).
 
 Keys: ``model.d_model``, ``model.n_heads``, ``model.n_layers``, ``model.expansion_ratio``
 (default 4), ``model.ffn_config.ffn_hidden_size`` / ``ffn_type`` (``mptglu`` is gated),
@@ -29,7 +30,7 @@ from shapelint.lint.dialects.common import (
     training_config,
 )
 from shapelint.lint.model import Dim, ModelConfig
-from shapelint.lint.source import Candidate, Document, Mapping
+from shapelint.lint.source import Candidate, Document, Mapping, Scalar
 
 NAME = "llm-foundry"
 
@@ -44,6 +45,14 @@ def detect(candidate: Candidate) -> bool:
     model = root.get("model")
     if not isinstance(model, Mapping) or not any(child(model, k) for k in MODEL_MARKERS):
         return False
+    name = child(model, "name")
+    if (
+        name is not None
+        and isinstance(name[1], Scalar)
+        and str(name[1].value).startswith("mpt_causal_lm")
+        and child(model, "d_model") is not None
+    ):
+        return True  # MPT's registry name says it (the inference benchmark YAMLs have no trainer)
     return any(child(root, k) for k in TRAIN_MARKERS)
 
 

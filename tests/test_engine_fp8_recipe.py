@@ -1,0 +1,166 @@
+"""``--fp8-recipe`` (settings ``fp8-recipe``) and SL327: torchtitan's NVFP4 converter refuses
+Linear layers whose dims are not multiples of 128 (nvfp4.py at b5bcd76c).
+
+Shapes are the published configs' numbers, written here by hand with their sources; the
+expected remainders are worked out in the comments, not with the rule's helpers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import REPO
+
+from shapelint.cli import main
+
+# microsoft/Phi-3-mini-4k-instruct config.json: 32064 = 250 * 128 + 64, so the output layer
+# (3072 -> 32064) is refused; 3072 = 24 * 128 and 8192 = 64 * 128 are not.
+PHI_3_MINI = {
+    "architectures": ["Phi3ForCausalLM"],
+    "hidden_size": 3072,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 32,
+    "vocab_size": 32064,
+}
+# openlm-research/open_llama_3b config.json: 3200 = 25 * 128 but 8640 = 67 * 128 + 64, so
+# feed_forward.w1/w3 (out 8640) and w2 (in 8640) are refused; vocab 32000 = 250 * 128 is not.
+OPEN_LLAMA_3B = {
+    "hidden_size": 3200,
+    "num_attention_heads": 32,
+    "intermediate_size": 8640,
+    "num_hidden_layers": 26,
+    "vocab_size": 32000,
+}
+# meta-llama/Meta-Llama-3-8B config.json: 4096 = 32 * 128, 14336 = 112 * 128,
+# 8 KV heads * 128 = 1024 = 8 * 128, 128256 = 1002 * 128: nothing refused.
+LLAMA_3_8B = {
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "vocab_size": 128256,
+}
+# openai-community/gpt2 config.json: vocab 50257 is odd (not a multiple of 16 or 128).
+GPT2 = {"n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257}
+
+NVFP4 = ("--engine", "torchtitan", "--dtype", "fp8", "--fp8-recipe", "nvfp4")
+
+
+def run(path: Path, *argv: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["check", str(path), "--no-cache", *argv], out, err)
+    return code, out.getvalue() + err.getvalue()
+
+
+def write(tmp_path: Path, config: dict[str, object]) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def findings(path: Path, *argv: str) -> list[tuple[str, str]]:
+    _, out = run(path, "--format", "json", "--select", "SL3", *argv)
+    return [(f["code"], f["message"]) for f in json.loads(out)["findings"]]
+
+
+def test_phi_3_mini_output_layer_is_refused_under_nvfp4(tmp_path: Path) -> None:
+    (found,) = findings(write(tmp_path, PHI_3_MINI), *NVFP4)
+    assert found[0] == "SL327"
+    assert found[1].startswith(
+        "NVFP4 requires out_features divisible by 128; got out_features=32064. NVFP4 cannot "
+        "quantize this Linear; exclude it from the converter fqns: output (32064×3072)"
+    )
+    assert "(refused by torchtitan" in found[1]
+
+
+def test_open_llama_3b_ffn_is_refused_under_nvfp4(tmp_path: Path) -> None:
+    (found,) = findings(write(tmp_path, OPEN_LLAMA_3B), *NVFP4)
+    assert found[0] == "SL327"
+    assert "got out_features=8640" in found[1]
+    assert "feed_forward.w1/w3 (8640×3200), feed_forward.w2 (3200×8640)" in found[1]
+    assert "output" not in found[1] and "attention" not in found[1]
+
+
+def test_llama_3_8b_is_accepted_under_nvfp4(tmp_path: Path) -> None:
+    assert findings(write(tmp_path, LLAMA_3_8B), *NVFP4) == []
+
+
+def test_other_recipes_and_unnamed_engines_are_not_held_to_128(tmp_path: Path) -> None:
+    path = write(tmp_path, PHI_3_MINI)
+    for recipe in ("delayed", "current", "mxfp8"):
+        argv = ("--engine", "torchtitan", "--dtype", "fp8", "--fp8-recipe", recipe)
+        assert findings(path, *argv) == []  # 32064 = 2004 * 16: Float8/MXFP8 convert it
+    assert findings(path, "--dtype", "fp8", "--fp8-recipe", "nvfp4") == []  # not named
+    # The recipe means nothing without dtype fp8.
+    assert findings(path, "--engine", "torchtitan", "--fp8-recipe", "nvfp4") == []
+
+
+def test_nvfp4_raises_where_float8_leaves_bf16(tmp_path: Path) -> None:
+    path = write(tmp_path, GPT2)
+    # Float8 and MXFP8 share module_filter_fn (% 16): the output layer stays in BF16 (SL314).
+    codes = [c for c, _ in findings(path, "--engine", "torchtitan", "--dtype", "fp8")]
+    assert codes == ["SL314"]
+    mx = ("--engine", "torchtitan", "--dtype", "fp8", "--fp8-recipe", "mxfp8")
+    assert [c for c, _ in findings(path, *mx)] == ["SL314"]
+    # NVFP4's converter raises instead: 50257 = 392 * 128 + 81.
+    (found,) = findings(path, *NVFP4)
+    assert found[0] == "SL327" and "got out_features=50257" in found[1]
+
+
+def test_recipe_from_settings(tmp_path: Path) -> None:
+    path = write(tmp_path, PHI_3_MINI)
+    settings = tmp_path / "pyproject.toml"
+    settings.write_text(
+        '[tool.shapelint]\ndtype = "fp8"\nfp8-recipe = "nvfp4"\nengines = ["torchtitan"]\n'
+    )
+    assert [c for c, _ in findings(path, "--config", str(settings))] == ["SL327"]
+    settings.write_text('[tool.shapelint]\nfp8-recipe = "fp4"\n')
+    code, out = run(path, "--config", str(settings))
+    assert code == 2 and "fp8-recipe" in out and "Traceback" not in out
+
+
+def test_unknown_recipe_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = run(write(tmp_path, PHI_3_MINI), "--fp8-recipe", "fp4")
+    assert code == 2
+    assert "invalid choice: 'fp4'" in capsys.readouterr().err
+
+
+def test_estimate_line_says_nvfp4_is_timed_at_fp8_rates(tmp_path: Path) -> None:
+    _, out = run(write(tmp_path, PHI_3_MINI), *NVFP4)
+    assert "fp8-recipe nvfp4 (timed at FP8 rates)" in out
+    # OpenLLaMA 3B has findings under every recipe (head dim 100: SL102).
+    _, out = run(write(tmp_path, OPEN_LLAMA_3B), *NVFP4[:4], "--fp8-recipe", "mxfp8")
+    assert "fp8-recipe mxfp8" in out and "timed at FP8 rates" not in out
+    _, out = run(write(tmp_path, OPEN_LLAMA_3B), "--fp8-recipe", "mxfp8")  # bf16: no recipe
+    assert "Estimated for:" in out and "fp8-recipe" not in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_nvfp4_finding_in_every_format(tmp_path: Path, fmt: str) -> None:
+    code, out = run(write(tmp_path, PHI_3_MINI), *NVFP4, "--format", fmt, "--select", "SL3")
+    assert code == 1 and "NVFP4 requires out_features divisible by 128" in out
+    if fmt == "json":
+        assert [f["code"] for f in json.loads(out)["findings"]] == ["SL327"]
+    if fmt == "sarif":
+        schema = json.loads(
+            (REPO / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json").read_text()
+        )
+        jsonschema.Draft4Validator(schema).validate(json.loads(out))
+    if fmt == "github":
+        assert out.startswith("::error ")
+
+
+def test_engines_lists_the_nvfp4_rule_under_torchtitan() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["engines", "--format", "json"], out, err) == 0
+    row = next(e for e in json.loads(out.getvalue())["engines"] if e["name"] == "torchtitan")
+    assert "SL327" in row["rules"] and "SL314" in row["rules"]
