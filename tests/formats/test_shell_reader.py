@@ -169,3 +169,29 @@ def test_engine_and_rotary_flags_of_a_script() -> None:
     assert impl is not None and impl.value == "local"
     # head dim 12288 / 96 = 128; rotary on half of it (by hand).
     assert config.int(Dim.ROTARY_DIM) == 64
+
+
+def test_case_patterns_of_a_scripts_own_parser_are_not_flags() -> None:
+    # DeepSpeedExamples benchmarks/deepcompile/run.sh parses its own options with a case; the
+    # patterns (`--seq-length)`) were read as switches, and SL002 said "got a boolean".
+    script = (
+        "while [[ $# -gt 0 ]]; do\n"
+        "    case $1 in\n"
+        "        --seq-length)\n"
+        '            SEQ_LENGTH="$2"\n'
+        "            shift 2\n"
+        "            ;;\n"
+        "        -l|--num-layers)\n"
+        '            EXTRA_OPTS="${EXTRA_OPTS} --num_layers $2"\n'
+        "            shift 2\n"
+        "            ;;\n"
+        "    esac\n"
+        "done\n"
+        "torchrun pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16"
+        " --seq-length 4096 --swiglu\n"
+    )
+    got = flags(script)
+    assert got["--num-layers"].value == 24 and got["--seq-length"].value == 4096
+    assert got["--swiglu"].value is True  # a switch outside the case stays a switch
+    only_case = script.split("torchrun")[0]
+    assert doc(only_case).candidates == []

@@ -22,6 +22,9 @@ use), or the default when the script assigns none. Anything else (``$((…))``, 
 command substitution) is unknown. A flag written twice with different values is unknown:
 which run the script launches is not for a reader to guess.
 
+Inside ``case … esac`` a word followed by ``)`` or ``|`` is a pattern (a script's own
+argument parser: ``--seq-length) SEQ=$2 ;;``), not a flag.
+
 A script holds a candidate only when it passes a model-shape flag (`SHAPE_FLAGS`); any other
 script is no config and costs one scan.
 """
@@ -233,6 +236,13 @@ def self_text(value: Scalar) -> str:
     return str(value.value)
 
 
+def _case_pattern(text: str, word: _Word) -> bool:
+    """A ``case`` arm's pattern: the word is followed by ``)`` or by ``|`` and another
+    alternative (``-s|--seq-length)``), not by a value."""
+    rest = text[word.end : word.end + 200].lstrip(" \t")
+    return rest.startswith(")") or (rest.startswith("|") and not rest.startswith("||"))
+
+
 def parse_shell(path: str, text: str) -> Document:
     """A shell script as a `Document`: one candidate of its ``--flag value`` pairs, or none."""
     doc = Document(path=path, text=text, format="shell")
@@ -240,6 +250,7 @@ def parse_shell(path: str, text: str) -> Document:
     tokens = _tokens(text)
     flags: dict[str, list[tuple[Span, Scalar]]] = {}
     statement_start = True
+    cases = 0  # open ``case … esac`` blocks
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -247,6 +258,11 @@ def parse_shell(path: str, text: str) -> Document:
         if isinstance(tok, str):
             statement_start = statement_start or tok == ";"
             continue
+        if statement_start and not tok.quoted and tok.text in ("case", "esac"):
+            cases = cases + 1 if tok.text == "case" else max(0, cases - 1)
+            continue
+        if cases and _case_pattern(text, tok):
+            continue  # ``--seq-length)`` in an argument parser's case: a pattern, no flag
         if statement_start and tok.text in _ASSIGN_PREFIXES:
             continue
         if statement_start and _ASSIGN.match(tok.text) and not tok.text.startswith("--"):
