@@ -6,9 +6,7 @@ Nothing a user types or any file contains produces a traceback: errors are one l
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import dataclasses
 import os
 import signal
 import sys
@@ -16,13 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__, _interrupt
-from shapelint.commands.argtypes import positive_int as _positive
-from shapelint.commands.engines import add_engine_flags
-from shapelint.commands.step_flags import add_step_flags
-from shapelint.lint.formats.budget import Budget
-from shapelint.lint.model import ATTENTION_KERNELS, DTYPES, SEVERITY_RANK, normalize_dtype
 
+# Imports live in the functions that use them: ``--version`` answers before argparse, the
+# config types or any rule is imported (start-up), and a command imports only its own.
 if TYPE_CHECKING:  # the runner imports every rule: only commands that lint import it
+    import argparse
+
     from shapelint.lint.baseline import Baseline
     from shapelint.lint.dialects.common import KeyAliases
     from shapelint.lint.model import ModelConfig
@@ -41,6 +38,10 @@ class UsageError(Exception):
 
 
 def _dtype(text: str) -> str:
+    import argparse
+
+    from shapelint.lint.model import DTYPES, normalize_dtype
+
     dtype = normalize_dtype(text)
     if dtype is None:
         raise argparse.ArgumentTypeError(
@@ -55,6 +56,11 @@ def _codes(values: list[str] | None) -> tuple[str, ...]:
 
 def add_target_flags(p: argparse.ArgumentParser) -> None:
     """Flags shared by ``check`` and ``explain`` that choose the target."""
+    from shapelint.commands.argtypes import positive_int as _positive
+    from shapelint.commands.engines import add_engine_flags
+    from shapelint.commands.step_flags import add_step_flags
+    from shapelint.lint.model import ATTENTION_KERNELS
+
     p.add_argument(
         "--gpu",
         action="append",
@@ -102,6 +108,8 @@ def add_output_flags(p: argparse.ArgumentParser) -> None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser for every subcommand, or only for ``command`` (a run needs only its
     own: ``suggest``'s flags import its module, which ``check`` never uses)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="shapelint",
         description="Lint transformer model configs for GPU-unfriendly shapes.",
@@ -119,6 +127,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _add_check(sub: Any) -> None:
+    from shapelint.commands.argtypes import positive_int as _positive
 
     check = sub.add_parser("check", help="lint config files (the default command)")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
@@ -257,6 +266,8 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
 
 def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
     """The target the flags choose, and the defaults the settings give (same field names)."""
+    import dataclasses
+
     from shapelint.lint.runner import TargetOptions
 
     names = [f.name for f in dataclasses.fields(TargetOptions)]
@@ -271,6 +282,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     ``--select`` on the command line replaces the settings' select and ignore (as in ruff);
     ``--ignore`` and ``--exclude`` add to them.
     """
+    from shapelint.lint.formats.budget import Budget
     from shapelint.lint.runner import LintOptions
 
     names = args.gpu or settings.gpu
@@ -544,6 +556,8 @@ def exit_code(
 
     ``per_file`` gives a file's own threshold (its settings' ``fail-on``) where it has one.
     """
+    from shapelint.lint.model import SEVERITY_RANK
+
     if exit_zero:
         return 0
     per_file = per_file or {}
@@ -776,6 +790,9 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
         args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")
     ):
         args_list.insert(0, "check")
+    if args_list == ["--version"]:  # as argparse's version action prints it, without argparse
+        sys.stdout.write(f"shapelint {__version__}\n")
+        return 0
     # Help lists every command; a run builds only the parser of its own.
     parser = build_parser(None if args_list[0] not in COMMANDS else args_list[0])
     try:

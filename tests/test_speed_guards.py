@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import shapelint
 from shapelint import cli
 from shapelint.lint import formats
 
@@ -240,3 +241,14 @@ def test_weight_suffix_is_pathlibs(name: str) -> None:
     from shapelint.lint.dialects.hf import _suffix
 
     assert _suffix(name) == PurePosixPath(name).suffix
+
+
+def test_version_answers_before_argparse_and_the_config_types(tmp_path: Path) -> None:
+    code, modules = newly_imported(tmp_path, "--version")
+    assert code == 0
+    assert "argparse" not in modules
+    assert not [m for m in modules if m.startswith(("shapelint.lint", "shapelint.engines"))]
+    proc = subprocess.run(
+        [sys.executable, "-m", "shapelint", "--version"], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout == f"shapelint {shapelint.__version__}\n"
