@@ -12,7 +12,7 @@ import dataclasses
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__, _interrupt
@@ -99,14 +99,26 @@ def add_output_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser for every subcommand, or only for ``command`` (a run needs only its
+    own: ``suggest``'s flags import its module, which ``check`` never uses)."""
     parser = argparse.ArgumentParser(
         prog="shapelint",
         description="Lint transformer model configs for GPU-unfriendly shapes.",
     )
     parser.add_argument("--version", action="version", version=f"shapelint {__version__}")
     sub = parser.add_subparsers(dest="command")
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
+    if wanted("check"):
+        _add_check(sub)
+    _add_others(sub, wanted)
+    return parser
+
+
+def _add_check(sub: Any) -> None:
 
     check = sub.add_parser("check", help="lint config files (the default command)")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
@@ -152,13 +164,41 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_flags(check)
     add_target_flags(check)
 
-    sub.add_parser("rules", help="list the rules")
-    rule = sub.add_parser("rule", help="explain one rule")
-    rule.add_argument("code", metavar="CODE|NAME")
-    engines = sub.add_parser("engines", help="list the engines, versions checked and rule codes")
-    engines.add_argument("--format", choices=("text", "json"), default="text")
-    gpus = sub.add_parser("gpus", help="print the GPU table")
-    gpus.add_argument("--gpu-file", metavar="FILE")
+
+def _add_others(sub: Any, wanted: Callable[[str], bool]) -> None:
+    """Every subcommand but ``check`` that ``wanted`` accepts."""
+    _add_small(sub, wanted)
+    if wanted("explain"):
+        _add_explain(sub)
+    if wanted("suggest"):
+        from shapelint.commands import suggest
+
+        suggest.add_parser(sub, add_target_flags)
+    if wanted("server"):
+        server = sub.add_parser("server", help="language server over stdio (needs shapelint[lsp])")
+        server.add_argument("--config", metavar="FILE", help="settings file for every document")
+    if wanted("gemm"):
+        _add_gemm(sub)
+
+
+def _add_small(sub: Any, wanted: Callable[[str], bool]) -> None:
+    """``rules``, ``rule``, ``engines`` and ``gpus``, where ``wanted``."""
+    if wanted("rules"):
+        sub.add_parser("rules", help="list the rules")
+    if wanted("rule"):
+        rule = sub.add_parser("rule", help="explain one rule")
+        rule.add_argument("code", metavar="CODE|NAME")
+    if wanted("engines"):
+        engines = sub.add_parser(
+            "engines", help="list the engines, versions checked and rule codes"
+        )
+        engines.add_argument("--format", choices=("text", "json"), default="text")
+    if wanted("gpus"):
+        gpus = sub.add_parser("gpus", help="print the GPU table")
+        gpus.add_argument("--gpu-file", metavar="FILE")
+
+
+def _add_explain(sub: Any) -> None:
     explain = sub.add_parser("explain", help="print the performance model's view of a config")
     explain.add_argument("path", metavar="CONFIG", help="one config file")
     explain.add_argument("--config-name", metavar="NAME", help="only the config named NAME")
@@ -175,11 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="model a config even when it has SL0xx errors"
     )
     add_target_flags(explain)
-    from shapelint.commands import suggest
 
-    suggest.add_parser(sub, add_target_flags)
-    server = sub.add_parser("server", help="language server over stdio (needs shapelint[lsp])")
-    server.add_argument("--config", metavar="FILE", help="settings file for every document")
+
+def _add_gemm(sub: Any) -> None:
     gemm = sub.add_parser("gemm", help="time one GEMM M×K by K×N as the model sees it")
     gemm.add_argument("m", metavar="M")
     gemm.add_argument("n", metavar="N")
@@ -195,7 +233,6 @@ def build_parser() -> argparse.ArgumentParser:
     gemm.add_argument("--gpu", metavar="NAME", help=f"GPU (default {DEFAULT_GPU})")
     gemm.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
     gemm.add_argument("--dtype", type=_dtype, default="bf16", help="bf16|fp16|fp8|tf32|fp32")
-    return parser
 
 
 def _color(stream: TextIO) -> bool:
@@ -272,11 +309,11 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
 def _baseline(args: argparse.Namespace, settings: Settings) -> Baseline | None:
     """The baseline that hides findings under ``settings`` (``--baseline`` wins); none while
     ``--write-baseline`` records every finding."""
-    from shapelint.lint.baseline import BaselineError, load_cached
-
     path = args.baseline or settings.baseline
     if path is None or args.write_baseline:
         return None
+    from shapelint.lint.baseline import BaselineError, load_cached
+
     try:
         return load_cached(path)
     except BaselineError as exc:
@@ -328,10 +365,13 @@ class FileOptions:
 
 def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResult:
     """Lint ``args.paths``, each file under its own settings."""
-    from shapelint.lint.cache import LintCache
     from shapelint.lint.runner import lint_paths
 
-    cache = None if args.no_cache else LintCache.default()
+    cache = None
+    if not args.no_cache:  # pickle and the package walk only when the cache is used
+        from shapelint.lint.cache import LintCache
+
+        cache = LintCache.default()
     jobs = args.jobs
     if jobs is None and (args.fix or args.unsafe_fixes or args.diff):
         jobs = 1  # the fixer reuses this process's parsed documents; workers' would be re-parsed
@@ -736,7 +776,8 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
         args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")
     ):
         args_list.insert(0, "check")
-    parser = build_parser()
+    # Help lists every command; a run builds only the parser of its own.
+    parser = build_parser(None if args_list[0] not in COMMANDS else args_list[0])
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse printed the usage error

@@ -164,3 +164,49 @@ def test_engines_lists_the_nvfp4_rule_under_torchtitan() -> None:
     assert main(["engines", "--format", "json"], out, err) == 0
     row = next(e for e in json.loads(out.getvalue())["engines"] if e["name"] == "torchtitan")
     assert "SL327" in row["rules"] and "SL314" in row["rules"]
+
+
+# Qwen/Qwen2.5-72B config.json: FFN 29568 (SwiGLU). Per GPU at tensor parallel 8: 3696 =
+# 115 * 32 + 16 (refused under MXFP8) but 231 * 16 (SL324's % 16 accepts it); at 4: 7392 =
+# 231 * 32.
+QWEN25_72B = {
+    "architectures": ["Qwen2ForCausalLM"],
+    "hidden_size": 8192,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "intermediate_size": 29568,
+    "num_hidden_layers": 80,
+    "vocab_size": 152064,
+    "hidden_act": "silu",
+}
+MXFP8 = ("--engine", "transformer-engine", "--dtype", "fp8", "--fp8-recipe", "mxfp8")
+
+
+def test_qwen25_72b_mxfp8_gated_activation_at_tp8(tmp_path: Path) -> None:
+    path = write(tmp_path, QWEN25_72B)
+    (found,) = findings(path, *MXFP8, "--tp", "8")
+    assert found[0] == "SL328"
+    assert found[1].startswith(
+        "Invalid input shape. Expected the last dimension to be divisible by 32, but got 3696"
+    )
+    assert findings(path, *MXFP8, "--tp", "4") == []
+    for recipe in ("delayed", "current", "nvfp4"):
+        argv = (*MXFP8[:4], "--fp8-recipe", recipe, "--tp", "8")
+        assert findings(path, *argv) == []  # and SL324 accepts 3696 (a multiple of 16)
+
+
+def test_mxfp8_gated_activation_skips_megatron_and_ungated(tmp_path: Path) -> None:
+    # A Megatron-LM YAML with the same FFN: Megatron applies its own SwiGLU by default.
+    megatron = tmp_path / "gpt.yaml"
+    megatron.write_text(
+        "language_model:\n  num_layers: 80\n  hidden_size: 8192\n  num_attention_heads: 64\n"
+        "  ffn_hidden_size: 29568\nswiglu: true\nseq_length: 4096\n"
+        "model_parallel:\n  tensor_model_parallel_size: 8\n"
+    )
+    _, out = run(megatron, "--format", "json", *MXFP8)
+    (config,) = json.loads(out)["configs"]
+    assert config["dialect"] == "megatron-lm" and config["dims"]["tp"] == 8
+    assert [f["code"] for f in json.loads(out)["findings"] if f["code"] == "SL328"] == []
+    # A non-gated MLP (GELU): TE's fused kernel for it has no block check.
+    gelu = {**QWEN25_72B, "hidden_act": "gelu", "architectures": ["GPTNeoXForCausalLM"]}
+    assert [c for c, _ in findings(write(tmp_path, gelu), *MXFP8, "--tp", "8")] == []

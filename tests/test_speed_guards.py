@@ -132,3 +132,111 @@ def test_fix_parses_a_fixed_file_once_more_to_verify_it(
     # Lint once; verify the fixed text once (one pass); the report re-lints that verified
     # document instead of reading the written file back; untouched files are not re-read.
     assert parses == Counter({n: 2 if n in fixed else 1 for n in names})
+
+
+# As PROBE, but lists only the modules the run itself imported: an editable install's finder
+# (or site) may import pathlib at start-up, and that is not the run's cost.
+PROBE_NEW = """
+import contextlib, io, sys
+before = set(sys.modules)
+from shapelint.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:], io.StringIO(), io.StringIO())
+print(code)
+print("\\n".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def newly_imported(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
+    """Exit code, and the modules a CLI run imported beyond the interpreter's start-up."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE_NEW, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = proc.stdout.splitlines()
+    return int(lines[0]), set(lines[1:])
+
+
+# Standard-library modules a plain `check` of one JSON file has no use for: tomllib without a
+# settings file, pickle without the cache, difflib without an unknown name to suggest for,
+# tempfile without a baseline or a fix to write, pathlib anywhere (os.path does it).
+NOT_FOR_ONE_JSON = ("pathlib", "tomllib", "pickle", "difflib", "tempfile")
+
+
+def test_one_json_no_cache_imports_only_what_it_uses(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    code, modules = newly_imported(tmp_path, "check", "--no-cache", "config.json")
+    assert code == 1  # findings: the rules and the performance model ran
+    assert "shapelint.perf.estimate" in modules
+    assert sorted(m for m in modules if m.split(".")[0] in NOT_FOR_ONE_JSON) == []
+    # Only the subcommand's own module is imported: suggest, explain and gemm are not.
+    assert "shapelint.commands.suggest" not in modules
+    assert not [m for m in modules if m.startswith(("shapelint.suggest", "shapelint.perf.explain"))]
+    assert "shapelint.perf.gemm_command" not in modules
+    assert "shapelint.lint.baseline" not in modules
+    assert "shapelint.lint.cache" not in modules
+    # LitGPT's Python loops (and the Python evaluator) are for Python files only.
+    assert not [m for m in modules if m.startswith("shapelint.lint.formats.python")]
+    assert "shapelint.lint.dialects.litgpt_loops" not in modules
+
+
+def test_settings_file_is_parsed_only_when_present(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / ".git").mkdir()  # the settings search stops here
+    _, without = newly_imported(tmp_path, "check", "--no-cache", "config.json")
+    assert "tomllib" not in without
+    (tmp_path / ".shapelint.toml").write_text("min-slowdown = 0\n")
+    _, with_settings = newly_imported(tmp_path, "check", "--no-cache", "config.json")
+    assert "tomllib" in with_settings
+
+
+def test_suggest_still_parses_its_own_flags(tmp_path: Path) -> None:
+    parser = cli.build_parser("suggest")
+    args = parser.parse_args(["suggest", "config.json", "--top", "3"])
+    assert args.command == "suggest" and args.top == 3
+    # Help lists every command, whichever one a run builds.
+    assert "suggest" in cli.build_parser().format_help()
+    assert "suggest" not in cli.build_parser("check").format_help().split("{", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "",
+        ".",
+        "./",
+        "a",
+        "a/",
+        "a//b",
+        "./a/./b/.",
+        "../a/b",
+        "/",
+        "//",
+        "///",
+        "//a/b",
+        "///a//b/",
+        "/a/../b",
+        "a/.hidden/b.json",
+        "dir with space/x.yaml",
+    ],
+)
+def test_as_posix_is_pathlibs(path: str) -> None:
+    from pathlib import PurePosixPath
+
+    from shapelint.lint.discover import as_posix
+
+    assert as_posix(path) == PurePosixPath(path).as_posix()
+
+
+@pytest.mark.parametrize(
+    "name", ["model.safetensors", "a.tar.gz", ".hidden", "a.", "noext", "x.ckpt.index", "..", "."]
+)
+def test_weight_suffix_is_pathlibs(name: str) -> None:
+    from pathlib import PurePosixPath
+
+    from shapelint.lint.dialects.hf import _suffix
+
+    assert _suffix(name) == PurePosixPath(name).suffix

@@ -7,7 +7,6 @@ so it is refused with the closest known code rather than silently checking nothi
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from shapelint.rules import REGISTRY, RuleModule
@@ -31,6 +30,8 @@ def _names() -> dict[str, str]:
 def closest(text: str, *, prefixes: bool = True) -> str | None:
     """The known code closest to ``text`` (a prefix of the same length first, when
     ``prefixes``; a rule named like ``text`` gives its code), or None."""
+    import difflib  # only once a code is unknown
+
     names = _names()
     upper = text.strip().upper()
     if text.strip().lower() in names:

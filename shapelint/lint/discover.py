@@ -18,7 +18,6 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 KINDS = {
     ".json": "json",
@@ -71,8 +70,22 @@ def kind_of(path: str) -> str | None:
     return KINDS.get(os.path.splitext(path)[1].lower())
 
 
+def as_posix(path: str) -> str:
+    """``pathlib.Path(path).as_posix()`` without importing pathlib (~3 ms with urllib.parse)
+    on POSIX systems: empty and ``.`` parts dropped, ``//`` kept only as a leading pair."""
+    if os.sep != "/" or (os.altsep and os.altsep in path):  # pragma: no cover - Windows
+        import pathlib
+
+        return pathlib.Path(path).as_posix()
+    root = ""
+    if path.startswith("/"):
+        root = "//" if path.startswith("//") and not path.startswith("///") else "/"
+    parts = [p for p in path.split("/") if p and p != "."]
+    return root + "/".join(parts) or "."
+
+
 def _excluded(path: str, patterns: Iterable[str]) -> bool:
-    posix = Path(path).as_posix()
+    posix = as_posix(path)
     name = os.path.basename(posix)
     return any(
         fnmatch.fnmatch(posix, p) or fnmatch.fnmatch(name, p) or fnmatch.fnmatch(posix, f"*/{p}")

@@ -13,13 +13,12 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shapelint.engines import default_engines
 from shapelint.lint import dialects
 from shapelint.lint.dialects.common import KeyAliases
-from shapelint.lint.discover import Skipped, SourceFile, discover
+from shapelint.lint.discover import Skipped, SourceFile, as_posix, discover
 from shapelint.lint.formats import parse
 from shapelint.lint.formats.budget import DEFAULT as DEFAULT_BUDGET
 from shapelint.lint.formats.budget import Budget, OverTime, cpu_limit
@@ -269,7 +268,7 @@ def selected(code: str, options: LintOptions, path: str) -> bool:
         return False
     if matches(code, options.ignore):
         return False
-    posix = Path(path).as_posix()
+    posix = as_posix(path)
     for pattern, codes in options.per_file_ignores.items():
         if (fnmatch.fnmatch(posix, pattern) or fnmatch.fnmatch(posix, f"*/{pattern}")) and matches(
             code, codes

@@ -12,7 +12,6 @@ Files are validated once, when loaded, against ``settings.schema.json``; a probl
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import importlib
 import json
@@ -20,16 +19,21 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from shapelint.lint.dialects.common import KeyAliases
+from shapelint.lint.discover import as_posix
 from shapelint.lint.model import Attention, Dim, Mode, normalize_dtype
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10: tomli, the same parser (a dependency there only)
-    tomllib = importlib.import_module("tomli")
+
+def _tomllib() -> Any:
+    """The TOML parser, imported only when a settings file is read (~3 ms with ``datetime``)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    return importlib.import_module("tomli")  # pragma: no cover - Python 3.10: the same parser
+
 
 SETTINGS_FILES = (".shapelint.toml", "pyproject.toml")
 BUDGET_KEYS = (
@@ -97,7 +101,7 @@ class Settings:
         if not self.exclude:
             return False
         root = self.root or os.getcwd()
-        rel = Path(os.path.relpath(os.path.abspath(path), root)).as_posix()
+        rel = as_posix(os.path.relpath(os.path.abspath(path), root))
         parts = rel.split("/")
         prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
         return any(
@@ -129,6 +133,8 @@ def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, An
     if error.validator == "additionalProperties" and not path:
         unknown = sorted(k for k in data if k not in props)
         key = unknown[0] if unknown else "?"
+        import difflib
+
         close = difflib.get_close_matches(key, list(props), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return f"unknown key {key!r} (known keys: {', '.join(props)}){hint}"
@@ -305,6 +311,7 @@ def _engines(specs: Iterable[str], where: str) -> tuple[str, ...]:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         with open(path, "rb") as fh:
             data: dict[str, Any] = tomllib.load(fh)

@@ -17,18 +17,19 @@ Names are matched case-insensitively, with ``-``, ``_`` and spaces ignored, so `
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shapelint.digest import digest
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
@@ -128,6 +129,8 @@ class GPUTable:
         return self._gpus[canonical]
 
     def _unknown_message(self, name: str) -> str:
+        import difflib  # only for an unknown name's suggestions
+
         close = difflib.get_close_matches(normalize(name), list(self._index), n=8, cutoff=0.5)
         suggestions: list[str] = []
         for key in close:
@@ -304,7 +307,8 @@ def load_table(extra_file: str | Path | None = None) -> GPUTable:
         return GPUTable(gpus, index)
     label = str(extra_file)
     try:
-        text = Path(extra_file).read_text(encoding="utf-8")
+        with open(extra_file, encoding="utf-8") as fh:
+            text = fh.read()
     except OSError as exc:
         raise GPUTableError(f"{label}: cannot read GPU table: {exc.strerror or exc}") from None
     data = _read_yaml(text, label)

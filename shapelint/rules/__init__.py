@@ -52,6 +52,7 @@ from shapelint.rules import (
     sl325_ulysses_sequence_parallel,
     sl326_trtllm_head_size,
     sl327_torchtitan_nvfp4_dims,
+    sl328_te_mxfp8_gated_activation,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -100,6 +101,7 @@ _MODULES = [
     sl325_ulysses_sequence_parallel,
     sl326_trtllm_head_size,
     sl327_torchtitan_nvfp4_dims,
+    sl328_te_mxfp8_gated_activation,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}
