@@ -178,6 +178,9 @@ def test_one_json_no_cache_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert "shapelint.perf.gemm_command" not in modules
     assert "shapelint.lint.baseline" not in modules
     assert "shapelint.lint.cache" not in modules
+    # LitGPT's Python loops (and the Python evaluator) are for Python files only.
+    assert not [m for m in modules if m.startswith("shapelint.lint.formats.python")]
+    assert "shapelint.lint.dialects.litgpt_loops" not in modules
 
 
 def test_settings_file_is_parsed_only_when_present(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ constants, comprehensions — is a `Scalar` with ``known=False`` and value ``Non
 guessed. Comprehensions are not expanded.
 
 LitGPT's name-variant loops (``for c in llama_2: copy = deepcopy(c); …``) are expanded by the
-LitGPT dialect (`shapelint.lint.dialects.litgpt.VariantLoops`), which describes them.
+LitGPT dialect (`shapelint.lint.dialects.litgpt_loops.VariantLoops`), which describes them.
 
 Syntax errors become an ``SL000`` problem (located with Python's own parser, as users see it
 from ``python -c``); duplicate dict keys and repeated keyword arguments become ``SL001``.

@@ -3,7 +3,7 @@
 `Reader` walks a module's statements in order, keeping constants per scope (`evaluate.fold`),
 and turns each config-like class body, call, dict literal and the module namespace into a
 `Candidate` (see the package docstring for the kinds and names). LitGPT's name-variant loops
-are expanded by the LitGPT dialect (`shapelint.lint.dialects.litgpt.VariantLoops`).
+are expanded by the LitGPT dialect (`shapelint.lint.dialects.litgpt_loops.VariantLoops`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from typing import TYPE_CHECKING
 
-from shapelint.lint.dialects.litgpt import VariantLoops
+from shapelint.lint.dialects.litgpt_loops import VariantLoops
 from shapelint.lint.formats.python.classes import ClassReader
 from shapelint.lint.formats.python.evaluate import MAX_DEPTH, Folded, fold, string_value
 from shapelint.lint.formats.python.inherit import (
