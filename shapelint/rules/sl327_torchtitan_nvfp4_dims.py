@@ -16,8 +16,9 @@ BF16 without a word) the NVFP4 converter raises. Its other refusal, a GPU older 
 and is not reported.
 
 Source: torchtitan commit b5bcd76c (2026-08-21, newer than the 0.2.0 wheel the engine registry
-names, which SL314 was checked against) ``torchtitan/components/quantization/nvfp4.py:39``
-(``_NVFP4_BLOCK = 128``), ``:97-110`` (``NVFP4Linear.Config.__post_init__``), ``:277`` and
+names, which SL314 was checked against and which has no NVFP4 recipe: the wheel's
+``torchtitan/components/quantization/`` holds float8.py, mx.py and utils.py only)
+``torchtitan/components/quantization/nvfp4.py:39`` (``_NVFP4_BLOCK = 128``), ``:97-110`` (``NVFP4Linear.Config.__post_init__``), ``:277`` and
 ``:300-306`` (``NVFP4LinearConverter.convert``: every Linear when ``fqns`` is empty),
 ``:291-292`` (the SM100 check).
 """
@@ -26,9 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from shapelint.engines import get
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import engines_for, is_mla, refused_by
+from shapelint.rules.engine_shapes import engines_for, is_mla
 
 RULE = Rule(
     code="SL327",
@@ -43,6 +45,8 @@ VERIFIED = {
 }
 
 BLOCK = 128
+# Where NVFP4 was read: newer than the release the engine registry names, which lacks it.
+COMMIT = "b5bcd76c"
 
 _NVFP4: dict[str, object] = {
     "dtype": "fp8",
@@ -107,6 +111,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         config,
         bad[0][3],
         f"NVFP4 requires {which} divisible by {BLOCK}; got {which}={got}. NVFP4 cannot quantize "
-        f"this Linear; exclude it from the converter fqns: {shown} {refused_by(engines)}",
+        f"this Linear; exclude it from the converter fqns: {shown} (refused by torchtitan "
+        f"{COMMIT}; the {get('torchtitan').version} release has no NVFP4 recipe)",
         related=[value for *_, value in bad[1:]],
     )

@@ -604,3 +604,23 @@ def test_user_keys_without_a_dialect_fall_back_to_hf() -> None:
     }
     config = one(text, "yaml", extra)
     assert ints(config)["hidden"] == 4096 and ints(config)["head_dim"] == 128
+
+
+def test_torchtune_ppo_recipe_has_two_models() -> None:
+    # torchtune recipes/configs/llama2/1B_full_ppo_low_memory_single_device.yaml: a policy and
+    # a reward model, each built by a torchtune component with its own keywords.
+    text = (
+        "policy_model:\n  _component_: torchtune.models.llama2.llama2\n  vocab_size: 32000\n"
+        "  num_layers: 22\n  num_heads: 32\n  num_kv_heads: 4\n  embed_dim: 2048\n"
+        "  intermediate_dim: 5632\n"
+        "reward_and_value_model:\n  _component_: torchtune.models.llama2.llama2_classifier\n"
+        "  num_classes: 1\n  vocab_size: 32000\n  num_layers: 16\n  num_heads: 16\n"
+        "  num_kv_heads: 4\n  embed_dim: 1024\n  intermediate_dim: 2816\n"
+        "batch_size: 64\n"
+    )
+    found = dialects.extract(doc_of(text, "yaml"))
+    by_name = {c.name: ints(c) for c in found}
+    assert set(by_name) == {"policy_model", "reward_and_value_model"}
+    assert by_name["policy_model"]["hidden"] == 2048 and by_name["policy_model"]["kv_heads"] == 4
+    assert by_name["reward_and_value_model"]["hidden"] == 1024
+    assert by_name["reward_and_value_model"]["ffn"] == 2816

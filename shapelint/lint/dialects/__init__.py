@@ -178,7 +178,14 @@ def resolve(
     for i, module in enumerate(claims(candidate, lead)):
         if i and module in DEFAULTING:
             continue
-        for config in module.extract(doc, candidate, keys):
+        found = module.extract(doc, candidate, keys)
+        if primary is None and len(found) > 1:
+            # Several models in one mapping (a torchtune PPO recipe's policy and reward
+            # models): each is its own config; what else reads the mapping is not merged in.
+            read = frozenset().union(*(c.read_keys for c in found))
+            others = neutral.extract(doc, candidate, keys)
+            return found + [r for r in others if not {v.key for v in r.dims.values()} <= read]
+        for config in found:
             primary = config if primary is None else _fill(primary, config, module.NAME)
     readings = neutral.extract(doc, candidate, keys)
     if primary is None:

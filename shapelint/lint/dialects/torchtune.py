@@ -23,6 +23,8 @@ for any other builder (CLIP, T5 encoders) gating is left unknown.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shapelint.lint.dialects.common import Builder, KeyAliases, child
 from shapelint.lint.model import Dim, ModelConfig
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar
@@ -50,6 +52,24 @@ def _prefix(candidate: Candidate) -> str:
     return ""
 
 
+def _blocks(candidate: Candidate) -> list[str]:
+    """The top-level blocks of a recipe that each build a model (``model``; a PPO recipe's
+    ``policy_model`` and ``reward_and_value_model``): their keys' prefixes, ``model`` first."""
+    if candidate.kind:
+        return []
+    found = []
+    for entry in candidate.root.entries:
+        block = entry.value
+        if not isinstance(block, Mapping) or any(child(block, k) is None for k in SHAPE):
+            continue
+        hit = child(block, "_component_")
+        component = hit[1] if hit is not None else None
+        named = isinstance(component, Scalar) and str(component.value).startswith("torchtune.")
+        if entry.key == "model" or named:
+            found.append(entry.key)
+    return sorted(found, key=lambda k: k != "model")
+
+
 def _component(candidate: Candidate) -> str | None:
     """The ``_component_`` a recipe names for the model (at the root or under ``model``)."""
     for mapping in (candidate.root, candidate.root.get("model")):
@@ -65,7 +85,7 @@ def _component(candidate: Candidate) -> str | None:
 def detect(candidate: Candidate) -> bool:
     """``embed_dim`` + ``num_heads`` + ``num_layers`` together, or a torchtune component."""
     root = candidate.root
-    if all(child(root, k) is not None for k in SHAPE) or _prefix(candidate):
+    if all(child(root, k) is not None for k in SHAPE) or _prefix(candidate) or _blocks(candidate):
         return True
     component = _component(candidate)
     return component is not None and component.startswith("torchtune.")
@@ -80,9 +100,22 @@ def _gated(candidate: Candidate) -> bool | None:
 
 
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
-    """The model one builder call or recipe ``model:`` block states; nothing filled in."""
+    """The model one builder call or recipe ``model:`` block states; nothing filled in. A
+    recipe with several model blocks (PPO's policy and reward models) gives one config each,
+    named by its block."""
+    blocks = _blocks(candidate)
+    if len(blocks) > 1 or (blocks and blocks[0] != "model"):
+        out: list[ModelConfig] = []
+        for key in blocks:
+            out.extend(_extract(doc, replace(candidate, name=key), extra_keys, key + "."))
+        return out
+    return _extract(doc, candidate, extra_keys, _prefix(candidate))
+
+
+def _extract(
+    doc: Document, candidate: Candidate, extra_keys: KeyAliases, p: str
+) -> list[ModelConfig]:
     b = Builder(candidate, doc.path, NAME, extra_keys)
-    p = _prefix(candidate)
     b.take(Dim.HIDDEN, p + "embed_dim")
     b.take(Dim.HEADS, p + "num_heads")
     b.take(Dim.KV_HEADS, p + "num_kv_heads")
