@@ -29,38 +29,6 @@ if TYPE_CHECKING:
 
     import libcst as cst
 
-NAME = "litgpt"
-FRAMEWORK = "LitGPT Config"
-
-DEFAULTS: dict[str, object] = {
-    "n_embd": 4096,
-    "n_head": 32,
-    "n_layer": 16,
-    "block_size": 4096,
-    "vocab_size": 50254,
-    "padding_multiple": 512,
-}
-GATED_MLPS = frozenset({"LLaMAMLP", "GemmaMLP", "LLaMAMoE"})
-# Keys only LitGPT's Config has (HF configs use other names for the same things).
-LITGPT_KEYS = frozenset(
-    {
-        "hf_config",
-        "padding_multiple",
-        "n_query_groups",
-        "mlp_class_name",
-        "norm_class_name",
-        "rotary_percentage",
-        "parallel_residual",
-        "shared_attention_norm",
-        "n_expert_per_token",
-        "rope_condense_ratio",
-        "lm_head_bias",
-    }
-)
-SHAPE_KEYS = frozenset({"n_embd", "n_head", "n_layer", "hf_config"})
-PYTHON_KINDS = frozenset({"call", "dict", "class", "init", "module"})
-
-
 # ---- Python source: the name-variant loops of ``litgpt/config.py`` -------------------------
 #
 # The Python reader (``shapelint.lint.formats.python``) calls `VariantLoops` for every
