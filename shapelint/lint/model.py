@@ -227,6 +227,10 @@ class ModelConfig:
     has_lm_head: bool | None = None
     # False when no layer has attention (Mamba stacks): head rules do not apply.
     has_attention: bool = True
+    # False when the config builds a module that none of the engines in `shapelint.engines`
+    # runs (a NeMo speech encoder named by its Hydra ``_target_``): the SL3xx rules then check
+    # it only against engines the user names.
+    runs_on_engines: bool = True
     # The framework formulas of derived dims, re-evaluated when a fix changes their inputs.
     formulas: Mapping[Dim, Formula] = field(default_factory=dict)
     # Every key path the dialect that built this config read (found), whatever it used it for.

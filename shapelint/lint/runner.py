@@ -359,8 +359,12 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
     targets = [resolve_target(config, gpu, options) for gpu in options.gpus]
     primary = targets[0]
     out: list[Finding] = []
+    # A module no engine in the registry runs is checked only against engines a user names.
+    engine_free = not config.runs_on_engines and primary.engines == ()
     for module in options.rules if options.rules is not None else config_rules():
         if not selected(module.RULE.code, options, config.path):
+            continue
+        if engine_free and module.RULE.code.startswith("SL3"):
             continue
         tuned = options.rule_options.get(module.RULE.code)
         found = (

@@ -264,6 +264,7 @@ def _fill(primary: ModelConfig, other: ModelConfig, name: str | None) -> ModelCo
         shape_from_elsewhere=primary.shape_from_elsewhere and not model,
         has_lm_head=primary.has_lm_head if primary.has_lm_head is not None else other.has_lm_head,
         has_attention=primary.has_attention and other.has_attention,
+        runs_on_engines=primary.runs_on_engines and other.runs_on_engines,
         read_keys=primary.read_keys | other.read_keys,
         dropout=primary.dropout or other.dropout,
         position_embedding=primary.position_embedding or other.position_embedding,

@@ -131,6 +131,7 @@ class Builder:
     seq_is_max_context: bool = False
     has_lm_head: bool | None = None
     has_attention: bool = True
+    runs_on_engines: bool = True
     formulas: dict[Dim, Formula] = field(default_factory=dict)
     read_keys: set[str] = field(default_factory=set)
     nulls: dict[Dim, Value] = field(default_factory=dict)
@@ -236,6 +237,8 @@ class Builder:
         if not self.has_attention:
             for dim in ATTENTION_DIMS:
                 self.dims.pop(dim, None)
+        if speech_module(self._holder()):
+            self.runs_on_engines = False
         for dim, null in self.nulls.items():
             self.dims.setdefault(dim, null)
         return ModelConfig(
@@ -250,6 +253,7 @@ class Builder:
             sources={dim: self.dialect for dim in self.dims},
             has_lm_head=self.has_lm_head,
             has_attention=self.has_attention,
+            runs_on_engines=self.runs_on_engines,
             formulas={d: f for d, f in self.formulas.items() if d in self.dims},
             read_keys=frozenset(self.read_keys),
             dropout=dict(self.dropout),
@@ -367,6 +371,24 @@ def recurrent_only(mapping: Mapping) -> bool:
     if not any(k in RECURRENT_KEYS for k in keys):
         return False
     return not any("attn" in k or "attention" in k for k in keys)
+
+
+# Hydra ``_target_`` prefixes of NeMo's speech collections (ASR, TTS, audio): their encoders
+# and decoders (Conformer, FastPitch's FFTransformer, the speech-translation TransformerDecoder)
+# are NeMo's own attention and MLP modules, which no serving or training engine in
+# `shapelint.engines` runs; NeMo's LLMs live in ``nemo.collections.llm``/``nlp`` instead.
+SPEECH_TARGETS = ("nemo.collections.asr.", "nemo.collections.tts.", "nemo.collections.audio.")
+
+
+def speech_module(mapping: Mapping) -> bool:
+    """True when ``mapping`` names a NeMo speech module as its Hydra ``_target_``."""
+    target = child(mapping, "_target_")
+    return (
+        target is not None
+        and isinstance(target[1], Scalar)
+        and isinstance(target[1].value, str)
+        and target[1].value.strip().startswith(SPEECH_TARGETS)
+    )
 
 
 def head_dim_split(get: AbcCallable[[Dim], int | None]) -> int | None:

@@ -19,8 +19,15 @@ a flag with no value on its line is a switch (True). A value is a literal, or ``
 ``${VAR}`` / ``${VAR:-default}`` resolved from a plain ``VAR=value`` assignment earlier in the
 script (the value's span is then the assignment's, marked shared: editing it changes every
 use), or the default when the script assigns none. Anything else (``$((…))``, a loop variable,
-command substitution) is unknown. A flag written twice with different values is unknown:
-which run the script launches is not for a reader to guess.
+command substitution, ``$1``) is unknown. A flag written twice with different values is
+unknown: which run the script launches is not for a reader to guess; so is a variable that an
+``if``/``case``/loop body assigns when the script gives it another value elsewhere (sizes
+picked by ``MODEL_SIZE`` or a debug switch).
+
+Flags kept in an option string, ``GPT_ARGS="--num-layers $NLAYERS …"`` passed on as
+``$GPT_ARGS`` (Megatron-DeepSpeed's and BigScience's scripts), are read where the string is
+assigned: a double-quoted string expands its variables there; a single-quoted one expands
+them where it is used, so a value holding ``$`` is unknown.
 
 Inside ``case … esac`` a word followed by ``)`` or ``|`` is a pattern (a script's own
 argument parser: ``--seq-length) SEQ=$2 ;;``), not a flag.
@@ -42,6 +49,11 @@ _FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\Z")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _VAR = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})\Z")
 _ASSIGN_PREFIXES = frozenset({"export", "local", "readonly", "declare"})
+# Compound commands: an assignment between an opener and its closer may not run.
+_OPENERS = frozenset({"if", "case", "for", "while", "until", "select"})
+_CLOSERS = frozenset({"fi", "esac", "done"})
+# Words after which a statement starts (``then HIDDEN=1024``).
+_RESERVED = _OPENERS | _CLOSERS | {"then", "else", "elif", "do", "{", "}", "!"}
 
 
 @dataclass
@@ -90,6 +102,17 @@ def _tokens(text: str) -> list[_Token]:
             continue
         word, i = _word(text, i)
         out.append(word)
+    return out
+
+
+def _string_words(text: str, start: int, end: int) -> list[_Word]:
+    """The words of the quoted string ``text[start:end]`` as the shell splits it when the
+    variable that holds it is expanded unquoted (``$GPT_ARGS``): at blanks and newlines, a
+    ``\\`` before a newline dropped; quotes and separators inside it are plain characters."""
+    out: list[_Word] = []
+    for m in re.finditer(r"(?:[^\s\\]|\\(?!\r?\n))+", text[start:end]):
+        at, stop = start + m.start(), start + m.end()
+        out.append(_Word(text[at:stop], at, stop, at, stop))
     return out
 
 
@@ -198,6 +221,8 @@ class _Reader:
             name = m.group(1) or m.group(2)
             if name in self.vars:
                 found = self.vars[name]
+                if not found.known:
+                    return unknown
                 return Scalar(found.value, found.span, shared=True, expression=word.text)
             default = m.group(3)
             if default and "$" not in default:
@@ -209,26 +234,45 @@ class _Reader:
             return unknown
         return Scalar(_literal(word.text), self.span(word.value_start, word.value_end))
 
-    def assign(self, word: _Word) -> None:
+    def forget(self, name: str, word: _Word) -> None:
+        """``name`` holds a value this reader cannot know (a loop variable, ``read``)."""
+        self.vars[name] = Scalar(None, self.span(word.start, word.end), known=False)
+
+    def assign(self, word: _Word, conditional: bool = False) -> None:
+        """``NAME=value``. Inside ``if``/``case``/a loop (``conditional``) the assignment may
+        not run: a name that holds another value already (an earlier assignment or another
+        branch) becomes unknown, as no reader can say which branch the script takes."""
         m = _ASSIGN.match(word.text)
         assert m is not None
         name, raw = m.group(1), word.text[m.end() :]
+        value = self._value(word, raw)
+        before = self.vars.get(name)
+        if (
+            conditional
+            and before is not None
+            and (value is None or not before.known or (before.value != value.value))
+        ):
+            self.forget(name, word)
+        elif value is None:
+            self.forget(name, word)  # assigned something this reader cannot follow
+        else:
+            self.vars[name] = value
+
+    def _value(self, word: _Word, raw: str) -> Scalar | None:
         fallback = _VAR.match(raw)
         if fallback is not None and fallback.group(3) and "$" not in fallback.group(3):
             # NAME=${NAME:-4096}: the default, unless the environment overrides it
             default = fallback.group(3)
             at = self.text.find(default, word.start, word.end)
             if at >= 0:
-                self.vars[name] = Scalar(_literal(default), self.span(at, at + len(default)))
-                return
+                return Scalar(_literal(default), self.span(at, at + len(default)))
         if not raw or "$" in raw or "`" in raw:
-            self.vars.pop(name, None)  # assigned something this reader cannot follow
-            return
+            return None
         offset = self.text.find("=", word.start, word.end) + 1
         start, end = offset, word.end
         if word.quoted and self.text[offset : offset + 1] in ("'", '"'):
             start, end = offset + 1, word.end - 1
-        self.vars[name] = Scalar(_literal(raw), self.span(start, end))
+        return Scalar(_literal(raw), self.span(start, end))
 
 
 def self_text(value: Scalar) -> str:
@@ -243,14 +287,75 @@ def _case_pattern(text: str, word: _Word) -> bool:
     return rest.startswith(")") or (rest.startswith("|") and not rest.startswith("||"))
 
 
+_Flags = dict[str, list[tuple[Span, Scalar]]]
+
+
+def _flag(
+    reader: _Reader, tokens: list[_Token], i: int, tok: _Word, flags: _Flags, expand: bool = True
+) -> int:
+    """Records ``tok`` when it is a ``--flag`` (its value ``--flag=value``, the next word, or
+    True for a switch); the index of the token after what it used. Without ``expand`` (a
+    single-quoted string, expanded where it is used) a value holding ``$`` is unknown."""
+
+    def scalar(word: _Word) -> Scalar:
+        if not expand and "$" in word.text:
+            span = reader.span(word.start, word.end)
+            return Scalar(None, span, expression=word.text, known=False)
+        return reader.scalar(word)
+
+    name, _, inline = tok.text.partition("=")
+    if not _FLAG.match(name):
+        return i
+    key_span = reader.span(tok.start, tok.start + len(name))
+    if inline or tok.text.endswith("="):
+        at = tok.start + len(name) + 1
+        value = scalar(_Word(inline, at, tok.end, at, tok.end, tok.quoted))
+    else:
+        nxt = tokens[i] if i < len(tokens) else None
+        if (isinstance(nxt, _Word) and not nxt.text.startswith("-")) or (
+            isinstance(nxt, _Word) and re.fullmatch(r"-\d+(\.\d+)?", nxt.text)
+        ):
+            assert isinstance(nxt, _Word)
+            value = scalar(nxt)
+            i += 1
+        else:
+            value = Scalar(True, key_span, expression=name)
+    flags.setdefault(name, []).append((key_span, value))
+    return i
+
+
+def _string_flags(reader: _Reader, word: _Word, flags: _Flags) -> None:
+    """The ``--flag value`` pairs of an option string, ``GPT_ARGS="--num-layers 24 …"``
+    (Megatron-DeepSpeed's and BigScience's scripts keep their flags in such strings and pass
+    ``$GPT_ARGS`` to the launcher). A double-quoted string expands its variables where it is
+    assigned, so they resolve as there; a single-quoted one expands them where it is used,
+    so a value holding ``$`` is unknown."""
+    text = reader.text
+    at = text.find("=", word.start, word.end) + 1
+    quote = text[at : at + 1]
+    if quote not in ("'", '"') or _skip_quote(text, at) != word.end or word.end - at < 2:
+        return  # not exactly one quoted string
+    words = _string_words(text, at + 1, word.end - 1)
+    if not any(_FLAG.match(w.text.partition("=")[0]) for w in words):
+        return
+    tokens: list[_Token] = list(words)
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        assert isinstance(tok, _Word)
+        i = _flag(reader, tokens, i, tok, flags, expand=quote == '"')
+
+
 def parse_shell(path: str, text: str) -> Document:
     """A shell script as a `Document`: one candidate of its ``--flag value`` pairs, or none."""
     doc = Document(path=path, text=text, format="shell")
     reader = _Reader(path, text)
     tokens = _tokens(text)
-    flags: dict[str, list[tuple[Span, Scalar]]] = {}
+    flags: _Flags = {}
     statement_start = True
     cases = 0  # open ``case … esac`` blocks
+    blocks = 0  # open ``if``/``case``/loop blocks: an assignment there may not run
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -258,35 +363,28 @@ def parse_shell(path: str, text: str) -> Document:
         if isinstance(tok, str):
             statement_start = statement_start or tok == ";"
             continue
-        if statement_start and not tok.quoted and tok.text in ("case", "esac"):
+        keyword = statement_start and not tok.quoted
+        if keyword and tok.text in ("case", "esac"):
             cases = cases + 1 if tok.text == "case" else max(0, cases - 1)
-            continue
+        if keyword and tok.text in _OPENERS:
+            blocks += 1
+            nxt = tokens[i] if i < len(tokens) else None
+            if tok.text in ("for", "select") and isinstance(nxt, _Word):
+                reader.forget(nxt.text, nxt)  # the loop variable
+        elif keyword and tok.text in _CLOSERS:
+            blocks = max(0, blocks - 1)
+        if keyword and tok.text in _RESERVED:
+            continue  # ``then X=1``: a statement follows
         if cases and _case_pattern(text, tok):
             continue  # ``--seq-length)`` in an argument parser's case: a pattern, no flag
         if statement_start and tok.text in _ASSIGN_PREFIXES:
             continue
         if statement_start and _ASSIGN.match(tok.text) and not tok.text.startswith("--"):
-            reader.assign(tok)
+            _string_flags(reader, tok, flags)
+            reader.assign(tok, conditional=blocks > 0)
             continue
         statement_start = False
-        name, _, inline = tok.text.partition("=")
-        if not _FLAG.match(name):
-            continue
-        key_span = reader.span(tok.start, tok.start + len(name))
-        if inline or tok.text.endswith("="):
-            at = tok.start + len(name) + 1
-            value = reader.scalar(_Word(inline, at, tok.end, at, tok.end, tok.quoted))
-        else:
-            nxt = tokens[i] if i < len(tokens) else None
-            if (isinstance(nxt, _Word) and not nxt.text.startswith("-")) or (
-                isinstance(nxt, _Word) and re.fullmatch(r"-\d+(\.\d+)?", nxt.text)
-            ):
-                assert isinstance(nxt, _Word)
-                value = reader.scalar(nxt)
-                i += 1
-            else:
-                value = Scalar(True, key_span, expression=name)
-        flags.setdefault(name, []).append((key_span, value))
+        i = _flag(reader, tokens, i, tok, flags)
     if not SHAPE_FLAGS & flags.keys():
         return doc
     entries = []

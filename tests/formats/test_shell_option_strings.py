@@ -1,0 +1,231 @@
+"""Shell scripts that keep their flags in option strings, and set shapes in branches.
+
+Modelled on microsoft/Megatron-DeepSpeed's ``examples/pretrain_gpt.sh``,
+``examples_deepspeed/MoE/ds_pretrain_gpt_125M_MoE64.sh``,
+``examples_deepspeed/curriculum_learning/ds_pretrain_gpt2.sh`` and
+``examples_deepspeed/universal_checkpointing/megatron_gpt/run_bf16.sh``, and on
+bigscience-workshop/bigscience's ``train/tr11-176B-ml/tr11-176B-ml.slurm`` (structure and
+values only). Expected values are written by hand from each script in the test.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from shapelint.cli import main
+from shapelint.lint import dialects
+from shapelint.lint.formats import parse
+from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.source import Mapping, Scalar
+
+
+def flags(text: str) -> dict[str, Scalar]:
+    doc = parse("train.sh", text.encode(), "shell")
+    assert len(doc.candidates) == 1
+    root = doc.candidates[0].root
+    assert isinstance(root, Mapping)
+    out = {}
+    for entry in root.entries:
+        assert isinstance(entry.value, Scalar)
+        out[entry.key] = entry.value
+    return out
+
+
+def one(text: str) -> ModelConfig:
+    found = dialects.extract(parse("train.sh", text.encode(), "shell"))
+    assert len(found) == 1
+    return found[0]
+
+
+# Megatron-DeepSpeed examples/pretrain_gpt.sh: a newline inside the string, no backslash on
+# its first line, then `\` continuations; the launcher gets $GPT_ARGS unquoted.
+PRETRAIN_GPT = """\
+#!/bin/bash
+GPT_ARGS="
+    --num-layers 24 \\
+    --hidden-size 1024 \\
+    --num-attention-heads 16 \\
+    --seq-length 1024 \\
+    --max-position-embeddings 1024 \\
+    --micro-batch-size 4 \\
+    --global-batch-size 8 \\
+    --lr 0.00015 \\
+    --fp16
+"
+DATA_ARGS="
+    --data-path $DATA_PATH \\
+    --split 949,50,1
+"
+torchrun pretrain_gpt.py \\
+    $GPT_ARGS \\
+    $DATA_ARGS \\
+    --save $CHECKPOINT_PATH
+"""
+
+
+def test_flags_inside_a_double_quoted_option_string_are_read() -> None:
+    config = one(PRETRAIN_GPT)
+    assert config.dialect == "megatron-lm"
+    assert config.int(Dim.LAYERS) == 24 and config.int(Dim.HIDDEN) == 1024
+    assert config.int(Dim.HEADS) == 16 and config.int(Dim.SEQ_LEN) == 1024
+    assert config.int(Dim.MICRO_BATCH) == 4 and config.int(Dim.GLOBAL_BATCH) == 8
+    assert config.int(Dim.FFN) == 4 * 1024  # no --ffn-hidden-size, no --swiglu: 4·h
+    assert config.int(Dim.HEAD_DIM) == 1024 // 16
+    got = flags(PRETRAIN_GPT)
+    assert got["--fp16"].value is True  # the last word of the string is a switch
+    assert not got["--data-path"].known  # $DATA_PATH is set nowhere in the script
+    hidden = got["--hidden-size"].span
+    assert PRETRAIN_GPT[hidden.start : hidden.end] == "1024" and hidden.line == 4
+
+
+# BigScience tr11-176B-ml.slurm: variables set above, expanded inside the string where it is
+# assigned; the parallel sizes on the launch line.
+BLOOM = """\
+TP_SIZE=4
+PP_SIZE=12
+MICRO_BATCH_SIZE=2  # was MBS=1 till GBS=784
+NHIDDEN=14336
+NLAYERS=70
+NHEADS=112
+SEQ_LEN=2048
+GPT_ARGS=" \\
+    --pp-partition-method 'type:transformer|embedding' \\
+    --num-layers $NLAYERS \\
+    --hidden-size $NHIDDEN \\
+    --num-attention-heads $NHEADS \\
+    --seq-length $SEQ_LEN \\
+    --micro-batch-size $MICRO_BATCH_SIZE \\
+    --rampup-batch-size 192 16 9_765_625 \\
+    --bf16 \\
+    "
+export LAUNCHER="python -u -m torch.distributed.run --nproc_per_node 8"
+export CMD=" \\
+    `pwd`/pretrain_gpt.py \\
+    --tensor-model-parallel-size $TP_SIZE \\
+    --pipeline-model-parallel-size $PP_SIZE \\
+    $GPT_ARGS \\
+    "
+"""
+
+
+def test_variables_in_an_option_string_resolve_where_it_is_assigned() -> None:
+    config = one(BLOOM)
+    assert (config.int(Dim.HIDDEN), config.int(Dim.LAYERS), config.int(Dim.HEADS)) == (
+        14336,
+        70,
+        112,
+    )
+    assert config.int(Dim.HEAD_DIM) == 128  # 14336 / 112, by hand
+    assert config.int(Dim.SEQ_LEN) == 2048 and config.int(Dim.MICRO_BATCH) == 2
+    assert config.int(Dim.TP) == 4 and config.int(Dim.PP) == 12
+    hidden = flags(BLOOM)["--hidden-size"]
+    assert hidden.shared and BLOOM[hidden.span.start : hidden.span.end] == "14336"
+
+
+def test_an_appended_option_string_adds_its_flags() -> None:
+    # MoE/ds_pretrain_gpt_125M_MoE64.sh grows megatron_options in steps.
+    text = """\
+NUM_LAYERS=12
+HIDDEN_SIZE=768
+NUM_ATTN_HEADS=12
+EP_SIZE=64
+megatron_options=" \\
+        --num-layers ${NUM_LAYERS} \\
+        --hidden-size ${HIDDEN_SIZE} \\
+        --num-attention-heads ${NUM_ATTN_HEADS}"
+megatron_options="${megatron_options} \\
+        --num-experts ${EP_SIZE}"
+run_cmd="deepspeed pretrain_gpt.py ${megatron_options} &> log.txt"
+"""
+    config = one(text)
+    assert (config.int(Dim.LAYERS), config.int(Dim.HIDDEN)) == (12, 768)
+    assert config.int(Dim.EXPERTS) == 64
+
+
+def test_a_single_quoted_option_string_leaves_its_variables_unknown() -> None:
+    # '…' expands $H where the string is used, which a reader in order cannot see.
+    got = flags("H=1024\nARGS='--hidden-size $H --num-layers 24'\nH=2048\npython t.py $ARGS\n")
+    assert not got["--hidden-size"].known
+    assert got["--num-layers"].value == 24
+
+
+def test_sizes_chosen_in_branches_are_unknown() -> None:
+    # curriculum_learning/ds_pretrain_gpt2.sh: the size comes from MODEL_SIZE, set elsewhere.
+    text = """\
+if [[ $MODEL_SIZE -eq 117 ]]; then
+        NUM_LAYERS=12
+        HIDDEN_SIZE=768
+        NUM_ATTN_HEADS=12
+elif [[ $MODEL_SIZE -eq 1558 ]]; then
+        NUM_LAYERS=48
+        HIDDEN_SIZE=1600
+        NUM_ATTN_HEADS=25
+else
+        echo "Model size not supported."
+        exit 1
+fi
+SEQ=1024
+gpt_options=" \\
+        --num-layers $NUM_LAYERS \\
+        --hidden-size $HIDDEN_SIZE \\
+        --num-attention-heads $NUM_ATTN_HEADS \\
+        --seq-length $SEQ"
+deepspeed pretrain_gpt2.py $gpt_options
+"""
+    got = flags(text)
+    assert not got["--num-layers"].known and not got["--hidden-size"].known
+    assert not got["--num-attention-heads"].known
+    assert got["--seq-length"].value == 1024
+
+
+def test_a_default_overridden_in_a_branch_is_unknown(tmp_path: Path) -> None:
+    # universal_checkpointing/megatron_gpt/run_bf16.sh: a debug switch picks the size.
+    text = """\
+DEBUG_MODE=1
+if [[ $DEBUG_MODE == 1 ]]; then
+        LAYERS=4
+        HIDDEN=512
+        SEQ=512
+else
+        HIDDEN=1024
+        LAYERS=24
+        SEQ=1024
+fi
+HEADS=16
+TP=1
+if [ $TP -gt 1 ]; then HEADS=32; fi
+options=" \\
+        --tensor-model-parallel-size $TP \\
+        --num-layers $LAYERS \\
+        --hidden-size $HIDDEN \\
+        --num-attention-heads $HEADS \\
+        --seq-length $SEQ"
+deepspeed pretrain_gpt.py ${options}
+"""
+    got = flags(text)
+    for flag in ("--num-layers", "--hidden-size", "--seq-length", "--num-attention-heads"):
+        assert not got[flag].known, flag
+    assert got["--tensor-model-parallel-size"].value == 1  # set once, outside any branch
+    path = tmp_path / "run_bf16.sh"
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", "--no-cache", str(path)], out, err)
+    assert "SL102" not in out.getvalue()  # no head dim from a guessed 1024 / 16
+    assert "SL009" in out.getvalue()
+
+
+def test_a_top_level_reassignment_still_counts_and_a_loop_variable_does_not() -> None:
+    text = """\
+HIDDEN=1024
+HIDDEN=2048
+LAYERS=12
+for LAYERS in 24 48; do echo $LAYERS; done
+SEQ=$1
+python pretrain_gpt.py --hidden-size $HIDDEN --num-layers $LAYERS \\
+    --num-attention-heads 16 --seq-length ${SEQ:-2048}
+"""
+    got = flags(text)
+    assert got["--hidden-size"].value == 2048  # the script runs both lines, in order
+    assert not got["--num-layers"].known  # whatever the loop left
+    assert not got["--seq-length"].known  # $1, not the default
