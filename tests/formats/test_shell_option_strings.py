@@ -258,3 +258,14 @@ torchrun $DISTRIBUTED_ARGS \\
     plain = one(text.replace("       --num-key-value-heads $NUM_KV_HEADS \\\n", ""))
     assert plain.get(Dim.KV_HEADS) is None or plain.int(Dim.KV_HEADS) == 16
 
+
+def test_a_walk_reads_slurm_batch_scripts(tmp_path: Path) -> None:
+    # BigScience's train/tr*/ scripts are SLURM batch files (#SBATCH lines, then bash); a
+    # walk skipped them all, silently.
+    (tmp_path / "tr11-176B-ml.slurm").write_text(
+        "#!/bin/bash\n#SBATCH --job-name=tr11-176B-ml\n#SBATCH --nodes=24\n"
+        + BLOOM.replace("NHEADS=112", "NHEADS=100")
+    )
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", "--no-cache", "--select", "SL003", str(tmp_path)], out, err)
+    assert "tr11-176B-ml.slurm" in out.getvalue() and "SL003" in out.getvalue()  # 14336 % 100
