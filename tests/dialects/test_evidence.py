@@ -390,6 +390,60 @@ def test_nemo_encoder_decoder_stacks_and_override_vocab_size() -> None:
         assert c.dialect == "nemo" and c.sources[Dim.HIDDEN] == "hf"
 
 
+# NeMo-Framework-Launcher's training/t5/220m.yaml, cut down: the encoder reads model.seq_length
+# (512); the decoder runs model.data.seq_length_dec (128) tokens, as NeMo's
+# MegatronLMEncoderDecoderModel.max_decoder_seq_length says (else model.seq_length).
+NEMO_T5_SEQ = """\
+model:
+  micro_batch_size: 64
+  tensor_model_parallel_size: 1
+  seq_length: 512
+  max_position_embeddings: ${.seq_length}
+  encoder:
+    num_layers: 12
+    hidden_size: 768
+    ffn_hidden_size: 2048
+    num_attention_heads: 12
+  decoder:
+    num_layers: 12
+    hidden_size: 768
+    ffn_hidden_size: 2048
+    num_attention_heads: 12
+  data:
+    seq_length: 512
+    seq_length_dec: 128
+"""
+
+
+def test_nemo_t5_decoder_runs_seq_length_dec() -> None:
+    configs = {c.name: c for c in configs_of(NEMO_T5_SEQ, "yaml", "t5.yaml")}
+    enc, dec = configs["model.encoder"], configs["model.decoder"]
+    assert enc.int(Dim.SEQ_LEN) == 512 and enc.dims[Dim.SEQ_LEN].key == "model.seq_length"
+    assert dec.int(Dim.SEQ_LEN) == 128
+    assert dec.dims[Dim.SEQ_LEN].key == "model.data.seq_length_dec"
+    assert dec.int(Dim.MICRO_BATCH) == 64  # the shared settings still join the decoder
+    # Without seq_length_dec NeMo falls back to model.seq_length.
+    (no_dec,) = [
+        c
+        for c in configs_of(NEMO_T5_SEQ.replace("    seq_length_dec: 128\n", ""), "yaml", "t.yaml")
+        if c.name == "model.decoder"
+    ]
+    assert no_dec.int(Dim.SEQ_LEN) == 512
+
+
+def test_nemo_t5_decoder_seq_unknown_from_other_keys() -> None:
+    # The shared length read from model.encoder_seq_length is not what NeMo's T5 decoder falls
+    # back to (model.seq_length): with no seq_length_dec either, the decoder's is unknown.
+    text = NEMO_T5_SEQ.replace("  seq_length: 512\n  max_position_embeddings: ${.seq_length}\n", "")
+    text = text.replace(
+        "  micro_batch_size: 64\n", "  micro_batch_size: 64\n  encoder_seq_length: 512\n"
+    )
+    text = text.replace("    seq_length_dec: 128\n", "")
+    configs = {c.name: c for c in configs_of(text, "yaml", "t5.yaml")}
+    assert Dim.SEQ_LEN not in configs["model.decoder"].dims
+    assert Dim.SEQ_LEN not in configs["model.decoder"].sources
+
+
 def test_nemo_multiply_resolver() -> None:
     text = (
         "trainer:\n  precision: bf16\nmodel:\n  hidden_size: 1024\n  num_attention_heads: 16\n"

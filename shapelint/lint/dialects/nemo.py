@@ -23,7 +23,9 @@ product (a derived value); other resolver calls (``${oc.env:…}``) stay unknown
 ``model.override_vocab_size`` (NeMo otherwise takes it from the tokenizer), padded as
 Megatron pads it (a multiple of ``make_vocab_size_divisible_by`` · tp, default 128).
 ``model.encoder`` / ``model.decoder`` stacks (T5, BART) are configs of their own, read by the
-neutral key families.
+neutral key families; the batch and parallel settings join both, and the decoder's sequence
+length is ``model.data.seq_length_dec``, else ``model.seq_length`` (NeMo's
+``MegatronLMEncoderDecoderModel.max_decoder_seq_length``, `per_stack`).
 When ``model.model_config`` is a path (neuronx ``hf_*`` confs) the rest of the shape
 lives in that file, so the config is marked ``shape_from_elsewhere``.
 """
@@ -106,6 +108,33 @@ def _padded_vocab(b: Builder) -> None:
             if (x := get(Dim.VOCAB))
             else None
         ),
+    )
+
+
+def per_stack(candidate: Candidate, config: ModelConfig) -> ModelConfig:
+    """``config`` (one stack of an encoder-decoder model, the shared settings joined in) as
+    that stack sees the sequence: T5's decoder runs ``model.data.seq_length_dec`` tokens, or
+    ``model.seq_length`` when it is not set (``max_decoder_seq_length`` in NeMo's
+    ``nemo/collections/nlp/models/language_modeling/megatron_lm_encoder_decoder_model.py``).
+    A decoder whose shared length came from any other key has an unknown one."""
+    decoder = f"{candidate.name}.model.decoder" if candidate.name else "model.decoder"
+    seq = config.dims.get(Dim.SEQ_LEN)
+    if config.name != decoder or seq is None:
+        return config
+    b = Builder(candidate, config.path, config.dialect)
+    dec = b.take(Dim.SEQ_LEN, "model.data.seq_length_dec")
+    dims, sources = dict(config.dims), dict(config.sources)
+    if dec is not None:
+        settle_dims(b)
+        dims[Dim.SEQ_LEN] = b.dims[Dim.SEQ_LEN]
+        sources[Dim.SEQ_LEN] = NAME
+    elif seq.key != ".".join(filter(None, (candidate.key_prefix, "model.seq_length"))):
+        del dims[Dim.SEQ_LEN], sources[Dim.SEQ_LEN]
+    return replace(
+        config,
+        dims=dims,
+        sources=sources,
+        read_keys=config.read_keys | b.read_keys,
     )
 
 
