@@ -294,3 +294,31 @@ deepspeed pretrain_gpt.py ${megatron_options}
     quoted = 'EP_SIZE="64 128"\npython pretrain_gpt.py --num-layers 24 --num-experts "$EP_SIZE"\n'
     assert flags(quoted)["--num-experts"].value == "64 128"
 
+
+def test_dummy_sizes_of_an_eval_harness_script_are_unknown(tmp_path: Path) -> None:
+    # MoE/ds_evalharness.sh: "Dummy arguments to make megatron happy ... the eval framework
+    # will read the arguments from checkpoint file"; they were four SL002 errors.
+    text = """\
+MEGATRON_REQUIRED_ARGS="\\
+    --num-layers -1\\
+    --hidden-size -1\\
+    --num-attention-heads -1\\
+    --seq-length -1 \\
+    --max-position-embeddings -1
+"
+CMD="../../tasks/eval_harness/evaluate.py \\
+    --load $CHECKPOINT_PATH\\
+    --tensor-model-parallel-size 1 \\
+    --micro-batch-size 12\\
+    $MEGATRON_REQUIRED_ARGS\\
+    "
+deepspeed --num_gpus 1 $CMD
+"""
+    assert flags(text)["--hidden-size"].value == -1  # the reader keeps what is written
+    path = tmp_path / "ds_evalharness.sh"
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", "--no-cache", str(path)], out, err)
+    report = out.getvalue()
+    assert "SL002" not in report
+    assert "SL009" in report and "--hidden-size = -1" in report
