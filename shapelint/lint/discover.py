@@ -26,6 +26,7 @@ KINDS = {
     ".py": "python",
     ".toml": "toml",
     ".sh": "shell",
+    ".slurm": "shell",  # SLURM batch scripts: bash with #SBATCH comments (BigScience's tr*)
 }
 SKIP_DIRS = frozenset(
     {

@@ -390,6 +390,146 @@ def test_nemo_encoder_decoder_stacks_and_override_vocab_size() -> None:
         assert c.dialect == "nemo" and c.sources[Dim.HIDDEN] == "hf"
 
 
+# NeMo-Framework-Launcher's training/t5/220m.yaml, cut down: the encoder reads model.seq_length
+# (512); the decoder runs model.data.seq_length_dec (128) tokens, as NeMo's
+# MegatronLMEncoderDecoderModel.max_decoder_seq_length says (else model.seq_length).
+NEMO_T5_SEQ = """\
+model:
+  micro_batch_size: 64
+  tensor_model_parallel_size: 1
+  seq_length: 512
+  max_position_embeddings: ${.seq_length}
+  encoder:
+    num_layers: 12
+    hidden_size: 768
+    ffn_hidden_size: 2048
+    num_attention_heads: 12
+  decoder:
+    num_layers: 12
+    hidden_size: 768
+    ffn_hidden_size: 2048
+    num_attention_heads: 12
+  data:
+    seq_length: 512
+    seq_length_dec: 128
+"""
+
+
+def test_nemo_t5_decoder_runs_seq_length_dec() -> None:
+    configs = {c.name: c for c in configs_of(NEMO_T5_SEQ, "yaml", "t5.yaml")}
+    enc, dec = configs["model.encoder"], configs["model.decoder"]
+    assert enc.int(Dim.SEQ_LEN) == 512 and enc.dims[Dim.SEQ_LEN].key == "model.seq_length"
+    assert dec.int(Dim.SEQ_LEN) == 128
+    assert dec.dims[Dim.SEQ_LEN].key == "model.data.seq_length_dec"
+    assert dec.int(Dim.MICRO_BATCH) == 64  # the shared settings still join the decoder
+    # Without seq_length_dec NeMo falls back to model.seq_length.
+    (no_dec,) = [
+        c
+        for c in configs_of(NEMO_T5_SEQ.replace("    seq_length_dec: 128\n", ""), "yaml", "t.yaml")
+        if c.name == "model.decoder"
+    ]
+    assert no_dec.int(Dim.SEQ_LEN) == 512
+
+
+def test_nemo_t5_decoder_seq_unknown_from_other_keys() -> None:
+    # The shared length read from model.encoder_seq_length is not what NeMo's T5 decoder falls
+    # back to (model.seq_length): with no seq_length_dec either, the decoder's is unknown.
+    text = NEMO_T5_SEQ.replace("  seq_length: 512\n  max_position_embeddings: ${.seq_length}\n", "")
+    text = text.replace(
+        "  micro_batch_size: 64\n", "  micro_batch_size: 64\n  encoder_seq_length: 512\n"
+    )
+    text = text.replace("    seq_length_dec: 128\n", "")
+    configs = {c.name: c for c in configs_of(text, "yaml", "t5.yaml")}
+    assert Dim.SEQ_LEN not in configs["model.decoder"].dims
+    assert Dim.SEQ_LEN not in configs["model.decoder"].sources
+
+
+# NeMo-Framework-Launcher's training/clip/vit_B_32.yaml, cut down: the vision stack's layers run
+# one token per 32x32 patch of a 224x224 image plus class_token_length class tokens
+# (Megatron-core CLIPViTModel: seq_length = num_patches + class_token_len), not the stale
+# encoder_seq_length the file also states.
+NEMO_CLIP = """\
+trainer:
+  precision: bf16
+model:
+  micro_batch_size: 500
+  tensor_model_parallel_size: 1
+  vision:
+    patch_dim: 32
+    img_h: 224
+    img_w: 224
+    class_token_length: 7
+    encoder_seq_length: 49
+    max_position_embeddings: ${.encoder_seq_length}
+    num_layers: 12
+    hidden_size: 768
+    ffn_hidden_size: 3072
+    num_attention_heads: 12
+  text:
+    encoder_seq_length: 80
+    max_position_embeddings: ${.encoder_seq_length}
+    num_layers: 12
+    hidden_size: 512
+    ffn_hidden_size: 2048
+    num_attention_heads: 8
+"""
+
+
+def test_nemo_clip_vision_stack_runs_its_patches() -> None:
+    configs = {c.name: c for c in configs_of(NEMO_CLIP, "yaml", "clip.yaml")}
+    vision, text = configs["model.vision"], configs["model.text"]
+    assert vision.int(Dim.SEQ_LEN) == (224 // 32) * (224 // 32) + 7 == 56
+    assert vision.dims[Dim.SEQ_LEN].derived
+    assert text.int(Dim.SEQ_LEN) == 80  # the text stack's own length
+    # training/clip/siglip_config.yaml: 384x384 at patch 16 and no class tokens.
+    siglip = NEMO_CLIP.replace("patch_dim: 32", "patch_dim: 16").replace("224", "384")
+    siglip = siglip.replace("class_token_length: 7", "class_token_length: 0")
+    by_name = {c.name: c for c in configs_of(siglip, "yaml", "siglip.yaml")}
+    assert by_name["model.vision"].int(Dim.SEQ_LEN) == 24 * 24
+
+
+# training/vit/B_16.yaml, cut down: a ViT classifier in the root model mapping.
+NEMO_VIT = """\
+trainer:
+  precision: bf16
+model:
+  micro_batch_size: 256
+  tensor_model_parallel_size: 1
+  patch_dim: 16
+  img_h: 224
+  img_w: 224
+  encoder_seq_length: 196
+  max_position_embeddings: ${.encoder_seq_length}
+  num_layers: 12
+  hidden_size: 768
+  ffn_hidden_size: 3072
+  num_attention_heads: 12
+"""
+
+
+def test_nemo_vit_sequence_is_patches_and_class_tokens() -> None:
+    # No class_token_length: NeMo's ViT classifier defaults it (8) in code the file does not
+    # name, so the length is unknown, never the 196 patches encoder_seq_length says.
+    (c,) = configs_of(NEMO_VIT, "yaml", "vit.yaml")
+    assert Dim.SEQ_LEN not in c.dims and c.int(Dim.HIDDEN) == 768
+    stated = NEMO_VIT.replace("  img_w: 224\n", "  img_w: 224\n  class_token_length: 8\n")
+    (c,) = configs_of(stated, "yaml", "vit.yaml")
+    assert c.int(Dim.SEQ_LEN) == (224 // 16) ** 2 + 8 == 204
+
+
+def test_nemo_llm_beside_a_vision_encoder_keeps_its_length() -> None:
+    # NeVA: patch_dim and class_token_length sit in model.mm_cfg.vision_encoder, not beside the
+    # language model's width; its encoder_seq_length stands.
+    text = (
+        "trainer:\n  precision: bf16\nmodel:\n  micro_batch_size: 1\n"
+        "  mm_cfg:\n    vision_encoder:\n      patch_dim: 14\n      class_token_length: 1\n"
+        "  encoder_seq_length: 4096\n  num_layers: 32\n  hidden_size: 4096\n"
+        "  ffn_hidden_size: 11008\n  num_attention_heads: 32\n"
+    )
+    (c,) = configs_of(text, "yaml", "neva.yaml")
+    assert c.int(Dim.SEQ_LEN) == 4096
+
+
 def test_nemo_multiply_resolver() -> None:
     text = (
         "trainer:\n  precision: bf16\nmodel:\n  hidden_size: 1024\n  num_attention_heads: 16\n"

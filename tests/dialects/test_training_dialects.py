@@ -21,7 +21,9 @@ from shapelint.lint.dialects import (
 )
 from shapelint.lint.formats import parse
 from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.runner import LintOptions, lint_document
 from shapelint.lint.source import Document
+from shapelint.perf.gpus import lookup
 
 MINE: list[ModuleType] = [
     neox,
@@ -97,6 +99,7 @@ def test_neox_pythia() -> None:
         "seq_len": 2048,
         "micro_batch": 16,
         "tp": 1,
+        "pp": 1,
         "dtype": "fp16",
         "ffn": 8192,
         "head_dim": 128,
@@ -107,6 +110,26 @@ def test_neox_pythia() -> None:
     assert ffn.derived and "4 · hidden" in ffn.formula
     assert Dim.VOCAB not in config.dims  # NeoX takes the vocab from the tokenizer
     assert written(PYTHIA_1_4B, config.dims[Dim.HIDDEN]) == "2048"
+
+
+@pytest.mark.parametrize(
+    ("written_pipe", "stages", "is_derived"),
+    [
+        ('"pipe-parallel-size": 1', 1, False),  # pythia-1b.yml: a PipelineModule of 1 stage
+        ('"pipe_parallel_size": 4', 4, False),  # gpt-neox configs/20B.yml
+        ('"pipe_parallel_size": 0', 1, True),  # no PipelineModule: one sequential stage
+    ],
+)
+def test_neox_pipe_parallel_size(written_pipe: str, stages: int, is_derived: bool) -> None:
+    # NeoX's megatron/initialize.py: pp = pipe_parallel_size if pipe_parallel_size >= 1 else 1.
+    text = PYTHIA_1_4B.replace('"pipe_parallel_size": 1', written_pipe)
+    config = one(text)
+    pp = config.dims[Dim.PP]
+    assert (pp.value, pp.derived) == (stages, is_derived)
+    assert text[pp.span.start : pp.span.end] == written_pipe.rpartition(" ")[2]
+    options = LintOptions(gpus=(lookup("h100"),), min_slowdown=0.0)
+    _, found = lint_document(doc_of(text), options)
+    assert "SL002" not in {f.code for f in found}  # 0 stages is not an invalid dim
 
 
 def test_neox_llama2_gated_ffn_uses_neox_formula() -> None:
@@ -528,6 +551,17 @@ def test_deepspeed_auto_is_unknown(fmt: str) -> None:
     assert not config.dims[Dim.GRAD_ACCUM].known
     assert config.dims[Dim.GLOBAL_BATCH].value == 256
     assert config.dims[Dim.DTYPE].value == "bf16"
+
+
+def test_hydra_target_batch_size_is_not_deepspeed() -> None:
+    # NeMo-Framework-Launcher's training/nerf/model/data/data.yaml: the NeRF data module's
+    # train_batch_size (camera poses per step) is an argument of the _target_ class.
+    text = (
+        "_target_: data.AggregatorDataModule\n\ntrain_batch_size: 1\ntrain_shuffle: false\n"
+        "train_dataset:\n  internal_batch_size: 100\n  width: 64\n"
+    )
+    assert dialects.extract(doc_of(text)) == []
+    assert not deepspeed.detect(doc_of(text).candidates[0])
 
 
 TITAN = """[model]

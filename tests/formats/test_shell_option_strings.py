@@ -229,3 +229,96 @@ python pretrain_gpt.py --hidden-size $HIDDEN --num-layers $LAYERS \\
     assert got["--hidden-size"].value == 2048  # the script runs both lines, in order
     assert not got["--num-layers"].known  # whatever the loop left
     assert not got["--seq-length"].known  # $1, not the default
+
+
+def test_megatron_deepspeeds_kv_heads_flag_is_read() -> None:
+    # examples_deepspeed/pretrain_llama2_distributed.sh: GQA with --num-key-value-heads and no
+    # --group-query-attention (Megatron-DeepSpeed's arguments.py:623); it was read as 16.
+    text = """\
+HIDDEN_SIZE=2048 # e.g. llama-13b: 5120
+FFN_HIDDEN_SIZE=5504 # e.g. llama-13b: 13824
+NUM_LAYERS=24 # e.g. llama-13b: 40
+NUM_HEADS=16 # e.g. llama-13b: 40
+NUM_KV_HEADS=4 # llama2 70B uses GQA
+torchrun $DISTRIBUTED_ARGS \\
+       pretrain_gpt.py \\
+       --num-layers $NUM_LAYERS \\
+       --hidden-size $HIDDEN_SIZE \\
+       --ffn-hidden-size $FFN_HIDDEN_SIZE \\
+       --num-attention-heads $NUM_HEADS \\
+       --swiglu \\
+       --num-key-value-heads $NUM_KV_HEADS \\
+       $ds_args
+"""
+    config = one(text)
+    assert config.int(Dim.KV_HEADS) == 4
+    assert config.int(Dim.HEADS) == 16 and config.int(Dim.HEAD_DIM) == 2048 // 16
+    assert config.int(Dim.FFN) == 5504
+    # Without the flag Megatron-DeepSpeed uses one KV head per head (arguments.py:444-445).
+    plain = one(text.replace("       --num-key-value-heads $NUM_KV_HEADS \\\n", ""))
+    assert plain.get(Dim.KV_HEADS) is None or plain.int(Dim.KV_HEADS) == 16
+
+
+def test_a_walk_reads_slurm_batch_scripts(tmp_path: Path) -> None:
+    # BigScience's train/tr*/ scripts are SLURM batch files (#SBATCH lines, then bash); a
+    # walk skipped them all, silently.
+    (tmp_path / "tr11-176B-ml.slurm").write_text(
+        "#!/bin/bash\n#SBATCH --job-name=tr11-176B-ml\n#SBATCH --nodes=24\n"
+        + BLOOM.replace("NHEADS=112", "NHEADS=100")
+    )
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", "--no-cache", "--select", "SL003", str(tmp_path)], out, err)
+    assert "tr11-176B-ml.slurm" in out.getvalue() and "SL003" in out.getvalue()  # 14336 % 100
+
+
+def test_a_per_layer_expert_list_is_unknown_not_a_string() -> None:
+    # MoE/ds_pretrain_gpt_1.3B_PR-MoE64or128.sh: --num-experts takes one count per layer
+    # group (nargs='+', Megatron-DeepSpeed arguments.py:608); $EP_SIZE splits into 12 words.
+    text = """\
+NUM_LAYERS=24
+HIDDEN_SIZE=2048
+NUM_ATTN_HEADS=16
+EP_SIZE="64 64 64 64 64 64 64 64 64 64 128 128"
+megatron_options=" \\
+        --num-layers ${NUM_LAYERS} \\
+        --hidden-size ${HIDDEN_SIZE} \\
+        --num-attention-heads ${NUM_ATTN_HEADS} \\
+        --num-experts ${EP_SIZE}"
+deepspeed pretrain_gpt.py ${megatron_options}
+"""
+    got = flags(text)
+    assert not got["--num-experts"].known
+    config = one(text)
+    assert config.int(Dim.HIDDEN) == 2048 and config.get(Dim.EXPERTS) is None
+    # Quoted, the list is one argument: still a value (a string SL002 can name).
+    quoted = 'EP_SIZE="64 128"\npython pretrain_gpt.py --num-layers 24 --num-experts "$EP_SIZE"\n'
+    assert flags(quoted)["--num-experts"].value == "64 128"
+
+
+def test_dummy_sizes_of_an_eval_harness_script_are_unknown(tmp_path: Path) -> None:
+    # MoE/ds_evalharness.sh: "Dummy arguments to make megatron happy ... the eval framework
+    # will read the arguments from checkpoint file"; they were four SL002 errors.
+    text = """\
+MEGATRON_REQUIRED_ARGS="\\
+    --num-layers -1\\
+    --hidden-size -1\\
+    --num-attention-heads -1\\
+    --seq-length -1 \\
+    --max-position-embeddings -1
+"
+CMD="../../tasks/eval_harness/evaluate.py \\
+    --load $CHECKPOINT_PATH\\
+    --tensor-model-parallel-size 1 \\
+    --micro-batch-size 12\\
+    $MEGATRON_REQUIRED_ARGS\\
+    "
+deepspeed --num_gpus 1 $CMD
+"""
+    assert flags(text)["--hidden-size"].value == -1  # the reader keeps what is written
+    path = tmp_path / "ds_evalharness.sh"
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", "--no-cache", str(path)], out, err)
+    report = out.getvalue()
+    assert "SL002" not in report
+    assert "SL009" in report and "--hidden-size = -1" in report

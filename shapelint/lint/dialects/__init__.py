@@ -18,6 +18,10 @@ Dialects contribute, they do not claim. For each candidate mapping:
 3. what the neutral reading finds elsewhere in the file (a nested model, ``text_config``)
    becomes a config of its own.
 
+A dialect may also define ``per_stack(candidate, config) -> ModelConfig``: when its
+settings join several stacks it cannot tell apart itself (T5's ``model.encoder`` and
+``model.decoder``), it adjusts each stack's config (NeMo: the decoder's sequence length).
+
 The dialect of a list or section of Python configs (LitGPT's ``configs = [dict(…), …]``) is
 decided once for the whole list: the most specific dialect that detects any entry reads every
 entry that uses its key names. `ModelConfig.sources` records which reader supplied each dim.
@@ -175,10 +179,12 @@ def resolve(
 ) -> list[ModelConfig]:
     """The configs one candidate holds, every contributing reader merged."""
     primary: ModelConfig | None = None
+    first: Dialect | None = None  # the reader whose config ``primary`` started as
     for i, module in enumerate(claims(candidate, lead)):
         if i and module in DEFAULTING:
             continue
         found = module.extract(doc, candidate, keys)
+        first = first or (module if found else None)
         if primary is None and len(found) > 1:
             # Several models in one mapping (a torchtune PPO recipe's policy and reward
             # models): each is its own config; what else reads the mapping is not merged in.
@@ -192,8 +198,10 @@ def resolve(
         return readings
     if primary.shape_from_elsewhere and not looks_like_model(primary.dims) and len(readings) > 1:
         # Batch and parallel settings beside several models (T5's model.encoder and
-        # model.decoder): they join each of them.
-        return [replace(_fill(primary, r, None), name=r.name) for r in readings]
+        # model.decoder): they join each of them, as the reader says a stack sees them.
+        stacks = [replace(_fill(primary, r, None), name=r.name) for r in readings]
+        per_stack = getattr(first, "per_stack", None)
+        return [per_stack(candidate, c) for c in stacks] if per_stack is not None else stacks
     out = [primary]
     for reading in readings:
         joined = out[0]

@@ -173,8 +173,12 @@ class Builder:
         if dim in self.dims:
             return self.dims[dim]
         value = self.lookup(*self.extra_keys.get(dim, ()), *names)
-        if value is not None and self.candidate.kind in ("class", "init") and _sentinel(value):
-            return None  # ``dim: int = -1`` in a class body: "set me", not a size (Llama 4)
+        if value is not None and self.candidate.kind in SENTINEL_KINDS and _sentinel(value):
+            # ``dim: int = -1`` in a class body: "set me", not a size (Llama 4); ``--num-layers
+            # -1`` in a launch script: a dummy, the size comes from the checkpoint
+            # (Megatron-DeepSpeed's eval-harness scripts, whose ``evaluate.py`` replaces the
+            # arguments with the checkpoint's: tasks/eval_harness/evaluate.py:318-333 at f4157bea)
+            return None
         if value is not None and value.value is not None:
             self.dims[dim] = value
             return value
@@ -345,6 +349,10 @@ def _unsettled(value: Value) -> bool:
         return False
     text = v.strip()
     return "${" in text or text.lower() in PLACEHOLDERS or text.lower() == "auto"
+
+
+# Candidate kinds where a negative size is a placeholder, not a value (see `Builder.take`).
+SENTINEL_KINDS = frozenset({"class", "init", "shell"})
 
 
 def _sentinel(value: Value) -> bool:

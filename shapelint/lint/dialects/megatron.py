@@ -9,7 +9,8 @@ Megatron-LM's ``gpt-nemo`` test cases) are read with the NeMo key table (see `ne
 
 Keys (YAML layout / flag): ``language_model.hidden_size`` / ``--hidden-size``,
 ``num_attention_heads`` / ``--num-attention-heads``, ``num_query_groups`` /
-``--num-query-groups`` (a flag only counts with ``--group-query-attention``), ``kv_channels``
+``--num-query-groups`` (a flag only counts with ``--group-query-attention``; Megatron-DeepSpeed's
+``--num-key-value-heads`` counts alone), ``kv_channels``
 (with ``--multi-latent-attention``: ``--qk-head-dim + --qk-pos-emb-head-dim``, ``--v-head-dim``),
 ``ffn_hidden_size`` / ``--ffn-hidden-size``, ``num_layers``, ``num_moe_experts`` /
 ``--num-experts``, ``moe_router_topk``, ``moe_ffn_hidden_size``,
@@ -172,6 +173,10 @@ def _take_flags(b: Builder, prefix: str) -> None:
     gqa = b.lookup(flag("group-query-attention"))
     if gqa is not None and gqa.value is True:
         b.take(Dim.KV_HEADS, flag("num-query-groups"))
+    else:
+        # Megatron-DeepSpeed's own GQA flag, with no switch (megatron/arguments.py:623, and
+        # 444-445: heads when not given; microsoft/Megatron-DeepSpeed at f4157bea).
+        b.take(Dim.KV_HEADS, flag("num-key-value-heads"))
     mla = b.lookup(flag("multi-latent-attention"))
     if mla is not None and mla.value is True:
         _mla_head_dims(b, mla, prefix)

@@ -23,7 +23,13 @@ product (a derived value); other resolver calls (``${oc.env:…}``) stay unknown
 ``model.override_vocab_size`` (NeMo otherwise takes it from the tokenizer), padded as
 Megatron pads it (a multiple of ``make_vocab_size_divisible_by`` · tp, default 128).
 ``model.encoder`` / ``model.decoder`` stacks (T5, BART) are configs of their own, read by the
-neutral key families.
+neutral key families; the batch and parallel settings join both, and the decoder's sequence
+length is ``model.data.seq_length_dec``, else ``model.seq_length`` (NeMo's
+``MegatronLMEncoderDecoderModel.max_decoder_seq_length``, `per_stack`).
+A vision transformer's mapping (ViT, CLIP's ``model.vision``: ``patch_dim``, ``img_h``,
+``img_w`` beside its width) runs ``(img_h // patch_dim) · (img_w // patch_dim) +
+class_token_length`` tokens, not its ``encoder_seq_length``; unknown when
+``class_token_length`` is not stated (`image_sequence`).
 When ``model.model_config`` is a path (neuronx ``hf_*`` confs) the rest of the shape
 lives in that file, so the config is marked ``shape_from_elsewhere``.
 """
@@ -40,10 +46,11 @@ from shapelint.lint.dialects.common import (
     dtype_value,
     resolve,
     round_up,
+    settle,
     settle_dims,
     training_config,
 )
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.model import Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar
 
 NAME = "nemo"
@@ -109,6 +116,66 @@ def _padded_vocab(b: Builder) -> None:
     )
 
 
+PATCH_KEYS = ("patch_dim", "img_h", "img_w")
+SEQ_KEYS = ("encoder_seq_length", "seq_length", "max_position_embeddings")
+
+
+def image_sequence(b: Builder, scope: str) -> tuple[bool, Value | None]:
+    """Whether the mapping at ``scope`` is a vision transformer's (``patch_dim``, ``img_h`` and
+    ``img_w`` beside its width), and the sequence its layers run: one token per patch plus
+    ``class_token_length`` class tokens, whatever ``encoder_seq_length`` says. Megatron-core's
+    ``CLIPViTModel`` (``seq_length = num_patches + (class_token_len if add_class_token else
+    0)``, ``megatron/core/models/vision/clip_vit_model.py``) and NeMo 1's ``VitBackbone`` add
+    them; NeMo's CLIP adds them when ``class_token_length`` > 0, its ViT classifier defaults it
+    to 8 (``vit_backbone.py``). A length the file does not state is unknown."""
+    found = [b.lookup(f"{scope}.{key}") for key in PATCH_KEYS]
+    if any(v is None for v in found):
+        return False, None
+    for name in SEQ_KEYS:  # what they say is not the length the layers run
+        b.consult(f"{scope}.{name}")
+    patch, h, w = (settle(b.candidate, v) for v in found if v is not None)
+    stated = b.lookup(f"{scope}.class_token_length")
+    if stated is None:
+        return True, None
+    tokens = settle(b.candidate, stated)
+    p, rows, cols, n = patch.as_int, h.as_int, w.as_int, tokens.as_int
+    if not (p and rows and cols) or n is None:
+        return True, None
+    formula = "(img_h // patch_dim) · (img_w // patch_dim) + class_token_length"
+    seq = (rows // p) * (cols // p) + max(n, 0)
+    return True, derived(seq, (h, w, patch, tokens), formula)
+
+
+def per_stack(candidate: Candidate, config: ModelConfig) -> ModelConfig:
+    """``config`` (one stack of a multi-stack model, the shared settings joined in) with the
+    sequence that stack runs. T5's decoder runs ``model.data.seq_length_dec`` tokens, or
+    ``model.seq_length`` when it is not set (``max_decoder_seq_length`` in NeMo's
+    ``nemo/collections/nlp/models/language_modeling/megatron_lm_encoder_decoder_model.py``);
+    a decoder whose shared length came from any other key has an unknown one. A CLIP vision
+    stack runs its image patches (`image_sequence`)."""
+    scope = config.name.removeprefix(f"{candidate.name}.") if candidate.name else config.name
+    b = Builder(candidate, config.path, config.dialect)
+    seq = config.dims.get(Dim.SEQ_LEN)
+    if scope == "model.decoder":
+        if seq is None:
+            return config
+        new = b.take(Dim.SEQ_LEN, "model.data.seq_length_dec")
+        if new is not None:
+            new = settle(candidate, new)
+        elif seq.key == ".".join(filter(None, (candidate.key_prefix, "model.seq_length"))):
+            return config
+    else:
+        vision, new = image_sequence(b, scope)
+        if not vision:
+            return config
+    dims, sources = dict(config.dims), dict(config.sources)
+    dims.pop(Dim.SEQ_LEN, None)
+    sources.pop(Dim.SEQ_LEN, None)
+    if new is not None:
+        dims[Dim.SEQ_LEN], sources[Dim.SEQ_LEN] = new, NAME
+    return replace(config, dims=dims, sources=sources, read_keys=config.read_keys | b.read_keys)
+
+
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
     """The one model a NeMo config describes (or its batch/parallel settings)."""
     return extract_as(doc, candidate, extra_keys, NAME)
@@ -158,6 +225,10 @@ def extract_as(
         glu is not None and glu.value is True
     )
     settle_dims(b)
+    vision, image_seq = image_sequence(b, "model")
+    if vision:
+        b.dims.pop(Dim.SEQ_LEN, None)
+        b.set(Dim.SEQ_LEN, image_seq)
     _padded_vocab(b)
     external = resolve(b.root, "model.model_config", candidate.key_prefix)
     configs = training_config(b)

@@ -8,6 +8,9 @@ Detected by keys only NeoX writes at the top level next to a model width or dept
 ``expansion_factor``, ``mlp_multiple_of`` (the FFN knob, default 1), ``seq_length`` (else
 ``max_position_embeddings``), ``train_micro_batch_size_per_gpu``,
 ``gradient_accumulation_steps``, ``train_batch_size``, ``model_parallel_size`` (tensor parallel),
+``pipe_parallel_size`` (pipeline stages; ``0`` runs the model as one sequential stage, so the
+stage count is 1: ``pp = pipe_parallel_size if pipe_parallel_size >= 1 else 1`` in
+``megatron/initialize.py``),
 ``make_vocab_size_divisible_by`` (the vocab knob; NeoX's default is 128), ``precision`` or
 ``fp16.enabled`` / ``bf16.enabled``, ``activation`` (geglu, reglu, swiglu, glu, bilinear are
 gated), ``moe_num_experts``, ``moe_top_k``.
@@ -123,6 +126,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.GRAD_ACCUM, "gradient_accumulation_steps")
     b.take(Dim.GLOBAL_BATCH, "train_batch_size")
     b.take(Dim.TP, "model_parallel_size")
+    b.take(Dim.PP, "pipe_parallel_size")
     b.take(Dim.VOCAB_MULTIPLE, "make_vocab_size_divisible_by")
     b.take(Dim.FFN_MULTIPLE, "mlp_multiple_of")
     b.take(Dim.EXPERTS, "moe_num_experts")
@@ -140,8 +144,18 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         # int(hidden_size_per_attention_head * rotary_pct) (megatron/model/transformer.py).
         b.rotary_fraction = b.lookup("rotary_pct")
     settle_dims(b)
+    _stages(b)
     _ffn(b, activation)
     return training_config(b)
+
+
+def _stages(b: Builder) -> None:
+    """``pipe_parallel_size: 0`` is no PipelineModule: one stage, not zero (NeoX's
+    ``megatron/initialize.py``: ``pp = pipe_parallel_size if pipe_parallel_size >= 1 else 1``)."""
+    pipe = b.dims.get(Dim.PP)
+    if pipe is not None and pipe.as_int == 0:
+        formula = "pipe_parallel_size 0: one sequential stage (no PipelineModule)"
+        b.dims[Dim.PP] = derived(1, (pipe,), formula)
 
 
 def _ffn(b: Builder, activation: Value | None) -> None:

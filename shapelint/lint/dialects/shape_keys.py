@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from shapelint.lint.dialects.common import KeyAliases
+from shapelint.lint.dialects.common import SENTINEL_KINDS, KeyAliases
 from shapelint.lint.model import Dim
 from shapelint.lint.source import Document, Mapping, Node, Scalar, Sequence, Span
 
@@ -161,12 +161,17 @@ def shape_keys(doc: Document, extra_keys: KeyAliases | None = None) -> list[Shap
     for candidate in doc.candidates:
         if doc.format == "python" and " (in " in candidate.name:
             continue
-        for key in _walk(candidate.root, candidate.key_prefix, extra_keys, 0):
+        sentinels = candidate.kind in SENTINEL_KINDS
+        for key in _walk(candidate.root, candidate.key_prefix, extra_keys, 0, sentinels):
             found.setdefault(key.path, key)
     return sorted(found.values(), key=lambda k: k.span.start)
 
 
-def _walk(node: Node, prefix: str, extra_keys: KeyAliases | None, depth: int) -> Iterator[ShapeKey]:
+def _walk(
+    node: Node, prefix: str, extra_keys: KeyAliases | None, depth: int, sentinels: bool = False
+) -> Iterator[ShapeKey]:
+    """The shape keys under ``node``; with ``sentinels``, a negative size is a placeholder
+    (unknown), as `Builder.take` reads it."""
     if depth > 12:
         return
     entries: Iterable[tuple[str, Node, Span | None]] = ()
@@ -183,8 +188,14 @@ def _walk(node: Node, prefix: str, extra_keys: KeyAliases | None, depth: int) ->
                 unknown = None
                 if isinstance(value, Scalar) and not value.known:
                     unknown = value.expression or "?"
+                elif isinstance(value, Scalar) and sentinels and _negative(value.value):
+                    unknown = str(value.value)
                 yield ShapeKey(path, dim, key_span, unknown)
-        yield from _walk(value, path, extra_keys, depth + 1)
+        yield from _walk(value, path, extra_keys, depth + 1, sentinels)
+
+
+def _negative(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value < 0
 
 
 def matched_names(doc: Document, extra_keys: KeyAliases) -> frozenset[str]:

@@ -223,6 +223,10 @@ class _Reader:
                 found = self.vars[name]
                 if not found.known:
                     return unknown
+                if not word.quoted and isinstance(found.value, str) and found.value.split()[1:]:
+                    # "64 64 128" unquoted splits into several arguments (Megatron-DeepSpeed's
+                    # per-layer --num-experts list): not one value
+                    return unknown
                 return Scalar(found.value, found.span, shared=True, expression=word.text)
             default = m.group(3)
             if default and "$" not in default:
