@@ -553,6 +553,17 @@ def test_deepspeed_auto_is_unknown(fmt: str) -> None:
     assert config.dims[Dim.DTYPE].value == "bf16"
 
 
+def test_hydra_target_batch_size_is_not_deepspeed() -> None:
+    # NeMo-Framework-Launcher's training/nerf/model/data/data.yaml: the NeRF data module's
+    # train_batch_size (camera poses per step) is an argument of the _target_ class.
+    text = (
+        "_target_: data.AggregatorDataModule\n\ntrain_batch_size: 1\ntrain_shuffle: false\n"
+        "train_dataset:\n  internal_batch_size: 100\n  width: 64\n"
+    )
+    assert dialects.extract(doc_of(text)) == []
+    assert not deepspeed.detect(doc_of(text).candidates[0])
+
+
 TITAN = """[model]
 name = "llama3"
 flavor = "8B"

@@ -2,6 +2,9 @@
 
 Detected by ``train_micro_batch_size_per_gpu``, ``train_batch_size`` or ``zero_optimization``
 at the top level (GPT-NeoX configs, which also carry these, are claimed by `neox` first).
+A mapping with a Hydra ``_target_`` that names no DeepSpeed class holds the arguments of that
+class: its ``train_batch_size`` is that class's (NeMo's NeRF ``data.AggregatorDataModule``:
+camera poses per step), not DeepSpeed's.
 
 Keys: ``train_micro_batch_size_per_gpu``, ``gradient_accumulation_steps``,
 ``train_batch_size``, ``bf16.enabled`` / ``fp16.enabled``, ``sequence_parallel_size`` (Ulysses
@@ -31,7 +34,11 @@ MARKERS = ("train_micro_batch_size_per_gpu", "train_batch_size", "zero_optimizat
 
 
 def detect(candidate: Candidate) -> bool:
-    """A DeepSpeed batch key or ``zero_optimization`` at the top level."""
+    """A DeepSpeed batch key or ``zero_optimization`` at the top level, in a mapping that is
+    not the arguments of another class (a Hydra ``_target_``)."""
+    target = child(candidate.root, "_target_")
+    if target is not None and "deepspeed" not in str(getattr(target[1], "value", "")).lower():
+        return False
     return any(child(candidate.root, k) for k in MARKERS)
 
 
