@@ -776,9 +776,25 @@ def main(
     except KeyboardInterrupt:
         (err or sys.stderr).write("shapelint: interrupted\n")
         code = 130
-    if argv is None:  # the console script: a Ctrl-C on the way out exits quietly too
+    if argv is None:
+        # The console script, its report written: flush it, then ignore Ctrl-C on the way out.
+        # A Python-level handler cannot cover the whole way: interpreter finalization puts
+        # every handler it installed back to the system default (it keeps SIG_IGN), and a
+        # SIGINT in that last moment killed the process silently (-2) after a complete report.
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except KeyboardInterrupt:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write("shapelint: interrupted\n")
+            code = 130
+        except BrokenPipeError:  # the reader left: nothing more to flush at exit
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # a closed stream: the exit code stands
+            pass
         with contextlib.suppress(ValueError):  # not the main thread
-            signal.signal(signal.SIGINT, _interrupt.exit_now)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     return code
 
 

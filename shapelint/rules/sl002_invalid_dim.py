@@ -56,6 +56,24 @@ EXAMPLES = [
         ),
     ),
     Example(
+        "batch_size = 64 / 2\n"
+        "ds_config = {\n"
+        '    "train_micro_batch_size_per_gpu": 4,\n'
+        '    "gradient_accumulation_steps": batch_size // 4,\n'
+        "}\n",
+        False,
+        format="python",
+        note="a float computed in Python: 64 / 2 is 32.0, and 32.0 // 4 is 8.0",
+        expect=(
+            Expect(
+                4,
+                "batch_size // 4",
+                "gradient_accumulation_steps must be a positive integer, got 8.0 (a float, from"
+                " `batch_size // 4`; make it an int)",
+            ),
+        ),
+    ),
+    Example(
         '{"hidden_size": 4096, "num_attention_heads": null, "num_hidden_layers": 32}\n',
         False,
         expect=(Expect(1, "null", "num_attention_heads must be a positive integer, got null"),),
@@ -69,7 +87,11 @@ EXAMPLES = [
 ]
 
 
-def _kind(value: object) -> str:
+def _kind(value: object, expression: str | None = None) -> str:
+    if isinstance(value, float) and value.is_integer() and expression is not None:
+        # Computed (``batch_size // micro_batch_size`` with a float batch): the expression is
+        # what the user wrote, so the advice is to make it an int, not to write the number.
+        return f"{value} (a float, from `{expression}`; make it an int)"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, str):
@@ -95,7 +117,9 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         n = value.as_int
         if n is None or isinstance(value.value, float):
             yield RULE.finding(
-                config, value, f"{value.key} must be a positive integer, got {_kind(value.value)}"
+                config,
+                value,
+                f"{value.key} must be a positive integer, got {_kind(value.value, value.expression)}",
             )
         elif n <= 0:
             yield RULE.finding(config, value, f"{value.key} must be a positive integer, got {n}")
