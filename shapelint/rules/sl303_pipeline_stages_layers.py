@@ -6,7 +6,9 @@ layers and asserts that they divide, unless the first and last stages' layer cou
 ``account_for_embedding_in_pipeline_split`` or ``account_for_loss_in_pipeline_split`` the
 embedding and the loss each count as one more layer. A config with any of these settings (or
 a ``pipeline_model_parallel_layout``, ``num_virtual_stages_per_pipeline_rank`` or
-``hybrid_layer_pattern``) sizes its stages itself and is not reported. Inference engines (vLLM) split layers
+``hybrid_layer_pattern``) sizes its stages itself and is not reported; so is a
+Megatron-DeepSpeed launch script with ``--deepspeed`` (and no ``--no-pipeline-parallel``),
+whose stages DeepSpeed's ``PipelineModule`` sizes. Inference engines (vLLM) split layers
 unevenly instead and are not reported here.
 
 The stage count comes from the config (``pipeline_model_parallel_size``, torchtitan's

@@ -322,3 +322,24 @@ deepspeed --num_gpus 1 $CMD
     report = out.getvalue()
     assert "SL002" not in report
     assert "SL009" in report and "--hidden-size = -1" in report
+
+
+def _codes(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "tr11-176B-ml.slurm"
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", "--no-cache", "--select", "SL303", str(path)], out, err)
+    return [line.split()[1] for line in out.getvalue().splitlines() if ": SL" in line]
+
+
+def test_deepspeed_pipelines_size_their_own_stages(tmp_path: Path) -> None:
+    # BLOOM 176B trained 70 layers on 12 pipeline stages with --deepspeed: Megatron-DeepSpeed
+    # hands the layers to DeepSpeed's PipelineModule (GPTModelPipe), which asserts no even
+    # split; only its non-pipe ParallelTransformer does (transformer.py:1613-1614).
+    launch = 'DEEPSPEED_ARGS=" \\\n    --deepspeed \\\n    --deepspeed_config ds.json \\\n    "\n'
+    text = BLOOM + launch + "python pretrain_gpt.py $GPT_ARGS $DEEPSPEED_ARGS\n"
+    assert 70 % 12 != 0
+    assert _codes(tmp_path, text) == []
+    assert _codes(tmp_path, BLOOM) == ["SL303"]  # no --deepspeed: Megatron's own split
+    no_pipe = text.replace("--deepspeed \\", "--deepspeed --no-pipeline-parallel \\")
+    assert _codes(tmp_path, no_pipe) == ["SL303"]  # GPTModel: the assert applies again

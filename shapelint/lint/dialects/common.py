@@ -179,6 +179,18 @@ class Builder:
             # (Megatron-DeepSpeed's eval-harness scripts, whose ``evaluate.py`` replaces the
             # arguments with the checkpoint's: tasks/eval_harness/evaluate.py:318-333 at f4157bea)
             return None
+        if (
+            value is not None
+            and self.candidate.kind in ("class", "init")
+            and dim in ZERO_UNSET
+            and value.known
+            and value.value == 0
+            and not isinstance(value.value, bool)
+        ):
+            # ``num_layers: int = 0`` in a class body: "set me" too (Megatron-core's
+            # TransformerConfig, megatron/core/transformer/transformer_config.py:106-108 in
+            # microsoft/Megatron-DeepSpeed at f4157bea); no model has zero of these
+            return None
         if value is not None and value.value is not None:
             self.dims[dim] = value
             return value
@@ -351,6 +363,9 @@ def _unsettled(value: Value) -> bool:
     return "${" in text or text.lower() in PLACEHOLDERS or text.lower() == "auto"
 
 
+# Dims a class-body default of 0 leaves unset (a count of zero experts is a dense model, so
+# only these; see `Builder.take`).
+ZERO_UNSET = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
 # Candidate kinds where a negative size is a placeholder, not a value (see `Builder.take`).
 SENTINEL_KINDS = frozenset({"class", "init", "shell"})
 

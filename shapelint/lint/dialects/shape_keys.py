@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from shapelint.lint.dialects.common import SENTINEL_KINDS, KeyAliases
+from shapelint.lint.dialects.common import SENTINEL_KINDS, ZERO_UNSET, KeyAliases
 from shapelint.lint.model import Dim
 from shapelint.lint.source import Document, Mapping, Node, Scalar, Sequence, Span
 
@@ -162,16 +162,24 @@ def shape_keys(doc: Document, extra_keys: KeyAliases | None = None) -> list[Shap
         if doc.format == "python" and " (in " in candidate.name:
             continue
         sentinels = candidate.kind in SENTINEL_KINDS
-        for key in _walk(candidate.root, candidate.key_prefix, extra_keys, 0, sentinels):
+        zeros = candidate.kind in ("class", "init")
+        walk = _walk(candidate.root, candidate.key_prefix, extra_keys, 0, sentinels, zeros)
+        for key in walk:
             found.setdefault(key.path, key)
     return sorted(found.values(), key=lambda k: k.span.start)
 
 
 def _walk(
-    node: Node, prefix: str, extra_keys: KeyAliases | None, depth: int, sentinels: bool = False
+    node: Node,
+    prefix: str,
+    extra_keys: KeyAliases | None,
+    depth: int,
+    sentinels: bool = False,
+    zeros: bool = False,
 ) -> Iterator[ShapeKey]:
     """The shape keys under ``node``; with ``sentinels``, a negative size is a placeholder
-    (unknown), as `Builder.take` reads it."""
+    (unknown), and with ``zeros`` a width, head or layer count of 0, as `Builder.take` reads
+    them."""
     if depth > 12:
         return
     entries: Iterable[tuple[str, Node, Span | None]] = ()
@@ -188,10 +196,21 @@ def _walk(
                 unknown = None
                 if isinstance(value, Scalar) and not value.known:
                     unknown = value.expression or "?"
-                elif isinstance(value, Scalar) and sentinels and _negative(value.value):
+                elif (
+                    isinstance(value, Scalar)
+                    and value.known
+                    and (
+                        (sentinels and _negative(value.value))
+                        or (zeros and dim in ZERO_UNSET and _zero(value.value))
+                    )
+                ):
                     unknown = str(value.value)
                 yield ShapeKey(path, dim, key_span, unknown)
-        yield from _walk(value, path, extra_keys, depth + 1, sentinels)
+        yield from _walk(value, path, extra_keys, depth + 1, sentinels, zeros)
+
+
+def _zero(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value == 0
 
 
 def _negative(value: object) -> bool:
