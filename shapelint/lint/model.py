@@ -51,6 +51,10 @@ class Dim(str, enum.Enum):
     # How many of each head's dims rotary embedding turns (HF ``rotary_dim``, or the head dim
     # times ``partial_rotary_factor`` / ``rotary_pct`` / ``rotary_percentage``).
     ROTARY_DIM = "rotary_dim"
+    # Sliding-window attention: the window (keys each query sees, HF ``sliding_window``) and
+    # how many layers use it (the rest attend to the whole sequence).
+    SLIDING_WINDOW = "sliding_window"
+    WINDOW_LAYERS = "window_layers"
     # Megatron-LM's ``transformer_impl`` ("transformer_engine", its default, or "local"): which
     # engine runs the layers, read by the engine defaults.
     TRANSFORMER_IMPL = "transformer_impl"

@@ -23,6 +23,15 @@ from shapelint.perf.workload import Gemm, step_gemms
 CAUSAL_FRACTION = 0.5
 
 
+def window_share(s: int, window: int) -> float:
+    """The share of a causal attention's (query, key) pairs a sliding window keeps: query i
+    sees min(i + 1, window) keys, so w(w + 1)/2 + (s − w)·w pairs of the s(s + 1)/2."""
+    if window <= 0 or window >= s:
+        return 1.0
+    pairs = window * (window + 1) / 2 + (s - window) * window
+    return pairs / (s * (s + 1) / 2)
+
+
 @dataclass(frozen=True)
 class StepCalibration:
     """Whole-step constants, fitted on the fit rows of published training throughput
@@ -141,7 +150,9 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
     products = 2 if g.pass_ in ("fwd", "recompute") else 5
     tensors = 4 if products == 2 else 8  # read Q, K, V; write O (bwd: + O, dO; dQ, dK, dV)
     head_dim = g.head_dim or dp
-    flops = 2.0 * s * s * head_dim * batch * products * CAUSAL_FRACTION
+    # A sliding-window layer computes only the key blocks inside its window; its blocks run at
+    # the rate the kernel reaches at this sequence length (no published sliding-window rates).
+    flops = 2.0 * s * s * head_dim * batch * products * CAUSAL_FRACTION * window_share(s, g.window)
     work = flops * dp / head_dim
     # fp8 recipes run attention in bf16 (Transformer Engine's default).
     rate_dtype = "bf16" if dt == "fp8" else dt

@@ -36,6 +36,7 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
                 "dtype": g.dtype,
                 "kind": g.kind,
                 "head_dim": g.head_dim or None,
+                "window": g.window or None,
                 "total_s": e.total_s,
                 "share_of_step": e.total_s / step.total_s if step.total_s > 0 else 0.0,
                 **t.report(),
@@ -202,6 +203,13 @@ def render_explain_text(data: dict[str, Any]) -> str:
     )
     if any(g.get("kind") == "flash" for g in data["gemms"]):
         lines.append("K*: flash-attention runs at the padded head dim; causal work counted half.")
+    windows = sorted({g["window"] for g in data["gemms"] if g.get("window")})
+    if windows:
+        shown = ", ".join(str(w) for w in windows)
+        lines.append(
+            f"window_attn: the sliding-window layers (window {shown}): only the (query, key) pairs"
+            " inside the window, at the kernel's rate for the whole sequence."
+        )
     if data.get("ops"):
         lines.append("")
         lines.append("memory-bound ops (time at the GPU's achievable streaming bandwidth):")

@@ -71,6 +71,16 @@ class Gemm:
     head_dim: int = 0
     # The attention kernel of a flash op (flash2, flash3, cudnn, sdpa), resolved per GPU.
     kernel: str = ""
+    # A flash op's sliding window: the keys each query attends to (0: all earlier positions).
+    window: int = 0
+
+
+# Kernels that skip the key blocks left of a sliding window: FlashAttention-2 and -3 start each
+# query block's loop at n_block_min = (m_block·kBlockM + seqlen_k − seqlen_q −
+# window_size_left) / kBlockN (flash-attention csrc/flash_attn/src/flash_fwd_kernel.h, and
+# hopper/ for FA3). cuDNN and PyTorch SDPA are timed over the whole causal triangle (an SDPA
+# call with a window passes a mask, whose kernels compute every block).
+WINDOW_KERNELS = frozenset({"flash2", "flash3"})
 
 
 def attention_kernel(target: Target) -> str:
@@ -239,12 +249,17 @@ def _mla_gemms(
     return out
 
 
-def _attention(target: Target, s: int, d: int, batch: int, count: int, dtype: str, a: int) -> Gemm:
+def _attention(
+    target: Target, s: int, d: int, batch: int, count: int, dtype: str, a: int, window: int = 0
+) -> Gemm:
     """Training/prefill attention for one layer kind: a flash kernel, or (unfused) the QKᵀ
-    product (its P·V partner is added by the caller)."""
+    product (its P·V partner is added by the caller). ``window`` (sliding-window layers) counts
+    only for kernels that skip the blocks outside it (`WINDOW_KERNELS`)."""
     if target.attention != "unfused":
+        kernel = attention_kernel(target)
+        window = window if kernel in WINDOW_KERNELS and 0 < window < s else 0
         return Gemm(
-            "attention",
+            "window_attn" if window else "attention",
             "fwd",
             s,
             s,
@@ -254,7 +269,8 @@ def _attention(target: Target, s: int, d: int, batch: int, count: int, dtype: st
             dtype,
             kind="flash",
             head_dim=d,
-            kernel=attention_kernel(target),
+            kernel=kernel,
+            window=window,
         )
     return Gemm("attn_scores", "fwd", s, s, d, batch, count, dtype)
 
@@ -287,6 +303,9 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
     other = "bf16" if target.dtype == "fp8" else target.dtype
     heads = _split(a, t)
     kv_heads = _split(g, t)
+    # Sliding-window layers (Mistral, Gemma 2/3, gpt-oss …): their attention sees `window` keys.
+    window = config.int(Dim.SLIDING_WINDOW) or 0
+    windowed = min(layers, config.int(Dim.WINDOW_LAYERS) or 0) if window else 0
 
     fwd: list[Gemm] = []
     if plan.mla:
@@ -296,14 +315,35 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
             Gemm("qkv", "fwd", tokens, _split((a + 2 * g) * d, t), h, count=layers, dtype=lin)
         )
         if decode:
-            # Each KV head's cache is read once for the a/g query heads that share it.
+            # Each KV head's cache is read once for the a/g query heads that share it; a
+            # sliding-window layer's cache holds the last `window` positions only.
             group = max(1, a // g)
-            fwd.append(Gemm("attn_scores", "fwd", group, ctx, d, b * kv_heads, layers, other))
-            fwd.append(
-                Gemm("attn_values", "fwd", group, d, ctx, b * kv_heads, layers, other, b_contig="n")
-            )
+            split = windowed if window < ctx else 0
+            for n_layers, keys in ((layers - split, ctx), (split, window)):
+                if n_layers:
+                    fwd.append(
+                        Gemm("attn_scores", "fwd", group, keys, d, b * kv_heads, n_layers, other)
+                    )
+                    fwd.append(
+                        Gemm(
+                            "attn_values",
+                            "fwd",
+                            group,
+                            d,
+                            keys,
+                            b * kv_heads,
+                            n_layers,
+                            other,
+                            b_contig="n",
+                        )
+                    )
         else:
-            fwd.append(_attention(target, s, d, b * heads, layers, other, a))
+            skips = target.attention != "unfused" and attention_kernel(target) in WINDOW_KERNELS
+            split = windowed if skips and window < s else 0
+            if layers - split:
+                fwd.append(_attention(target, s, d, b * heads, layers - split, other, a))
+            if split:
+                fwd.append(_attention(target, s, d, b * heads, split, other, a, window))
             if target.attention == "unfused":
                 fwd.append(
                     Gemm("attn_values", "fwd", s, d, s, b * heads, layers, other, b_contig="n")
