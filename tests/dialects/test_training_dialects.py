@@ -394,6 +394,42 @@ def test_olmo_mlp_ratio() -> None:
     assert one(text).dims[Dim.FFN].value == 8192  # OLMo-1B: 8 · 2048 / 2
 
 
+# allenai/OLMo configs/c4-extra-tiny-debug.yaml (c904429d): vocab_size stated, embedding_size
+# left out, so OLMo's ModelConfig default embedding_size=50304 (olmo/config.py) sizes the
+# embedding and logits (model.py: ``embedding_size or vocab_size``).
+OLMO_TINY_DEBUG = """run_name: c4-extra-tiny-debug
+model:
+  d_model: 256
+  n_heads: 4
+  n_layers: 5
+  mlp_ratio: 4
+  alibi: true
+  max_sequence_length: 2048
+  vocab_size: 50257
+device_train_microbatch_size: 4
+global_train_batch_size: 16
+"""
+
+
+def test_olmo_embedding_size_default() -> None:
+    config = one(OLMO_TINY_DEBUG)
+    padded = config.dims[Dim.PADDED_VOCAB]
+    assert padded.value == 50304 and padded.derived
+    assert padded.key == "model.embedding_size"
+    assert config.vocab_value is padded
+    # No SL101: the logits already run a multiple of 128 wide.
+    options = LintOptions(gpus=(lookup("h100"),), min_slowdown=0.0)
+    _, found = lint_document(doc_of(OLMO_TINY_DEBUG), options)
+    assert not [f for f in found if f.code == "SL101"], found
+
+
+def test_olmo_embedding_size_default_not_for_larger_vocab() -> None:
+    # OLMo rejects a vocab above the default embedding size: no padded vocab is derived.
+    config = one(OLMO_TINY_DEBUG.replace("50257", "100278"))
+    assert Dim.PADDED_VOCAB not in config.dims
+    assert config.dims[Dim.VOCAB].value == 100278
+
+
 MPT_7B = """variables:
   max_seq_len: 2048
 max_seq_len: ${variables.max_seq_len}

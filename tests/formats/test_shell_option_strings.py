@@ -343,3 +343,21 @@ def test_deepspeed_pipelines_size_their_own_stages(tmp_path: Path) -> None:
     assert _codes(tmp_path, BLOOM) == ["SL303"]  # no --deepspeed: Megatron's own split
     no_pipe = text.replace("--deepspeed \\", "--deepspeed --no-pipeline-parallel \\")
     assert _codes(tmp_path, no_pipe) == ["SL303"]  # GPTModel: the assert applies again
+
+
+def test_bigscience_fork_padded_vocab_and_glu_flags() -> None:
+    # BigScience's Megatron-DeepSpeed fork (8387ae17): --pad-vocab-size-to is the padded vocab
+    # (tokenizer.py:72-82); --glu-activation makes the first MLP projection 2 · ffn wide
+    # (transformer.py:73-76) while the width still defaults to 4 · hidden (arguments.py:243-244).
+    # tr11-176B-ml.slurm pads to 250880; tr9-glu/tr9-1B3-modeling-swiglu.slurm sets 5456.
+    config = one(
+        BLOOM.replace("    --bf16 \\\n", "    --bf16 \\\n    --pad-vocab-size-to 250880 \\\n")
+    )
+    assert config.int(Dim.PADDED_VOCAB) == 250880
+    assert config.int(Dim.FFN) == 4 * 14336 and not config.gated_mlp
+    glu = BLOOM.replace("    --bf16 \\\n", "    --bf16 \\\n    --glu-activation swiglu \\\n")
+    config = one(glu)
+    assert config.gated_mlp is True
+    assert config.int(Dim.FFN) == 4 * 14336  # not Megatron's --swiglu 2/3 formula (38208)
+    stated = one(glu.replace("    --bf16 \\\n", "    --bf16 \\\n    --ffn-hidden-size 5456 \\\n"))
+    assert stated.int(Dim.FFN) == 5456 and stated.gated_mlp is True

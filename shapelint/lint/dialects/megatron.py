@@ -18,6 +18,8 @@ Keys (YAML layout / flag): ``language_model.hidden_size`` / ``--hidden-size``,
 ``micro_batch_size``, ``global_batch_size``, ``seq_length`` (else ``max_position_embeddings``),
 ``vocab_size``, ``make_vocab_size_divisible_by`` (the vocab knob, default 128), ``bf16`` /
 ``fp16``; gated MLP from ``swiglu``, ``gated_linear_unit`` or ``activation_func: swiglu``.
+BigScience's fork adds ``--pad-vocab-size-to`` (the padded vocab) and ``--glu-activation``
+(a gated MLP whose width still defaults to ``4 · hidden``).
 
 Derived values, with Megatron-LM's own formulas:
 
@@ -83,9 +85,10 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b = Builder(candidate, doc.path, NAME, extra_keys)
     flags = "" if candidate.kind == "shell" else f"{ARGS}."  # where ``--flag`` keys sit
     if candidate.kind == "shell" or isinstance(args, Mapping):
-        _take_flags(b, flags)
+        swiglu_width = _take_flags(b, flags)
     else:
         _take_yaml(b)
+        swiglu_width = bool(b.gated_mlp)
     position = b.lookup("position_embedding_type", f"{flags}--position-embedding-type")
     b.position_embedding = {"learned_absolute": "learned", "rope": "rope", "none": "none"}.get(
         str(position.value).lower() if position is not None else ""
@@ -98,7 +101,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.SEQUENCE_PARALLEL, "sequence_parallel", f"{flags}--sequence-parallel")
     b.take(Dim.TP_COMM_OVERLAP, "tp_comm_overlap", f"{flags}--tp-comm-overlap")
     settle_dims(b)
-    _derive(b)
+    _derive(b, swiglu_width)
     return training_config(b)
 
 
@@ -166,7 +169,9 @@ def _take_yaml(b: Builder) -> None:
     )
 
 
-def _take_flags(b: Builder, prefix: str) -> None:
+def _take_flags(b: Builder, prefix: str) -> bool:
+    """Read the flags; True when the FFN width defaults to Megatron's SwiGLU formula."""
+
     def flag(name: str) -> str:
         return f"{prefix}--{name}"
 
@@ -207,9 +212,20 @@ def _take_flags(b: Builder, prefix: str) -> None:
     b.take(Dim.VOCAB, flag("vocab-size"))
     b.take(Dim.VOCAB_MULTIPLE, flag("make-vocab-size-divisible-by"))
     _take_fp8(b, flag("fp8-format"), flag("fp8-recipe"))
+    # BigScience's fork (bigscience-workshop/Megatron-DeepSpeed at 8387ae17): the padded vocab
+    # itself (megatron/tokenizer/tokenizer.py:72-82), and GLU MLPs whose first projection is
+    # 2 · ffn wide (megatron/model/transformer.py:73-76) while the FFN width still defaults to
+    # 4 · hidden (megatron/arguments.py:243-244).
+    b.take(Dim.PADDED_VOCAB, flag("pad-vocab-size-to"))
     set_dtype_from_flags(b, {"bf16": (flag("bf16"),), "fp16": (flag("fp16"),)})
     swiglu = b.lookup(flag("swiglu"))
-    b.gated_mlp = swiglu is not None and swiglu.value is True
+    glu = b.lookup(flag("glu-activation"))
+    swiglu_width = swiglu is not None and swiglu.value is True
+    if glu is not None and not glu.known:
+        b.gated_mlp = None if not swiglu_width else True
+    else:
+        b.gated_mlp = swiglu_width or (glu is not None and isinstance(glu.value, str))
+    return swiglu_width
 
 
 # Megatron-LM's FP8 recipes (``TransformerConfig.fp8_recipe``, default "delayed":
@@ -266,12 +282,12 @@ def padded_vocab(vocab: int, multiple: int, tp: int) -> int:
     return round_up(vocab, multiple * tp)
 
 
-def _derive(b: Builder) -> None:
+def _derive(b: Builder, swiglu_width: bool) -> None:
     hidden = b.dims.get(Dim.HIDDEN)
     h = b.int(Dim.HIDDEN)
     if Dim.FFN not in b.dims and hidden is not None and h:
-        formula = "int((4 · hidden · 2/3) / 64) · 64 (SwiGLU)" if b.gated_mlp else "4 · hidden"
-        gated = bool(b.gated_mlp)
+        formula = "int((4 · hidden · 2/3) / 64) · 64 (SwiGLU)" if swiglu_width else "4 · hidden"
+        gated = swiglu_width
         b.derive(
             Dim.FFN,
             derived(megatron_ffn(h, gated), (hidden,), formula),

@@ -46,6 +46,11 @@ GPT2_SHAPES: dict[str, tuple[int, int, int]] = {
 GPT2_VOCAB = 50257
 MODEL_KEYS = frozenset({"n_layer", "n_head", "n_embd"})
 SCRIPT_KEYS = frozenset({"gradient_accumulation_steps", "init_from"})
+# nanoGPT's train.py has no ``micro_batch_size`` (its ``batch_size`` is the micro-batch);
+# lit-gpt-era pretrain scripts (TinyLlama's ``pretrain/tinyllama.py`` at bf12224) set it beside
+# ``batch_size = global_batch_size // num_of_devices`` and ``gradient_accumulation_steps``, and
+# take the model from ``Config.from_name(model_name)``: not a nanoGPT script.
+LITGPT_SCRIPT_KEY = "micro_batch_size"
 # HF GPT-2 (config.json / GPT2Config) says n_embd too; these keys are HF's alone.
 HF_KEYS = frozenset(
     {
@@ -79,6 +84,8 @@ def detect(candidate: Candidate) -> bool:
     if keys & HF_KEYS or "dim" in keys:
         return False
     if candidate.kind == "module":
+        if LITGPT_SCRIPT_KEY in keys:
+            return False  # a lit-gpt pretrain script: its batch_size is not the micro-batch
         # train.py's own keys; or a batch and a context next to a model key (a script that
         # only sets batch_size and block_size — lit-llama's finetune/full.py — is no nanoGPT
         # config, and filling in nanoGPT's model would invent one).

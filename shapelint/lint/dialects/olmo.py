@@ -10,6 +10,12 @@ true`` means 1), ``model.n_layers``, ``model.vocab_size``, ``model.embedding_siz
 vocab the embedding and logit GEMMs use), ``model.max_sequence_length``,
 ``device_train_microbatch_size``, ``global_train_batch_size``, ``precision`` (``amp_bf16`` …).
 
+A config that leaves ``model.embedding_size`` out gets OLMo's default, 50304
+(``ModelConfig.embedding_size`` in ``olmo/config.py``, unchanged since 2023): the embedding and
+logit GEMMs run ``embedding_size or vocab_size`` rows (``olmo/model.py``), so a config stating
+only ``vocab_size: 50257`` still trains on 50304 — unless its vocab is larger, which OLMo
+rejects, and the padded vocab stays unknown.
+
 FFN width, as ``OLMoBlock`` in ``olmo/model.py`` computes it: the first projection is
 ``mlp_hidden_size`` wide, or ``mlp_ratio · d_model`` (``mlp_ratio`` defaults to 4); the
 activation's ``output_multiplier`` (0.5 for SwiGLU, which splits that projection into gate and
@@ -34,6 +40,7 @@ from shapelint.lint.dialects.common import (
     settle_dims,
     training_config,
 )
+from shapelint.lint.dialects.defaults import anchor, default
 from shapelint.lint.model import Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Mapping
 
@@ -52,6 +59,7 @@ MARKERS = (
 )
 FOUNDRY_KEYS = ("name", "expansion_ratio", "attn_config")
 DEFAULT_MLP_RATIO = 4
+DEFAULT_EMBEDDING_SIZE = 50304  # olmo/config.py ModelConfig.embedding_size
 
 
 def detect(candidate: Candidate) -> bool:
@@ -75,7 +83,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
             b.set(Dim.KV_HEADS, derived(1, (mqa,), "multi_query_attention: true → 1 KV head"))
     b.take(Dim.LAYERS, "model.n_layers")
     b.take(Dim.VOCAB, "model.vocab_size")
-    b.take(Dim.PADDED_VOCAB, "model.embedding_size")
+    if b.take(Dim.PADDED_VOCAB, "model.embedding_size") is None:
+        _default_embedding_size(b)
     b.take(Dim.SEQ_LEN, "model.max_sequence_length")
     b.take(Dim.MICRO_BATCH, "device_train_microbatch_size")
     b.take(Dim.GLOBAL_BATCH, "global_train_batch_size")
@@ -85,6 +94,19 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     settle_dims(b)
     _ffn(b, activation)
     return training_config(b)
+
+
+def _default_embedding_size(b: Builder) -> None:
+    """OLMo's default ``embedding_size`` when the key is absent (not when it is null or unknown)."""
+    if b.lookup("model.embedding_size") is not None:
+        return
+    vocab = b.dims.get(Dim.VOCAB)
+    if vocab is not None and (vocab.as_int is None or vocab.as_int > DEFAULT_EMBEDDING_SIZE):
+        return
+    source = anchor(b, "model.vocab_size", "model.d_model")
+    prefix = f"{b.candidate.key_prefix}.model" if b.candidate.key_prefix else "model"
+    made = default(source, "embedding_size", DEFAULT_EMBEDDING_SIZE, NAME, prefix)
+    b.set(Dim.PADDED_VOCAB, made)
 
 
 def _ffn(b: Builder, activation: Value | None) -> None:
