@@ -361,3 +361,25 @@ def test_bigscience_fork_padded_vocab_and_glu_flags() -> None:
     assert config.int(Dim.FFN) == 4 * 14336  # not Megatron's --swiglu 2/3 formula (38208)
     stated = one(glu.replace("    --bf16 \\\n", "    --bf16 \\\n    --ffn-hidden-size 5456 \\\n"))
     assert stated.int(Dim.FFN) == 5456 and stated.gated_mlp is True
+
+
+def test_a_flag_appended_in_a_branch_is_unknown(tmp_path: Path) -> None:
+    # MoE/ds_pretrain_gpt_6.7B_dense.sh adds --no-pipeline-parallel only when EP_SIZE > 1;
+    # whether Megatron-DeepSpeed runs DeepSpeed's pipeline (no even-split assert) is then
+    # unknown, so SL303 does not claim a refusal for 70 layers on 12 stages.
+    text = (
+        BLOOM
+        + 'deepspeed_options=" \\\n    --deepspeed \\\n    --deepspeed_config ds.json"\n'
+        + "if [[ $EP_SIZE -gt 1 ]]; then\n"
+        + 'deepspeed_options="${deepspeed_options} \\\n        --no-pipeline-parallel"\n'
+        + "fi\n"
+        + "python pretrain_gpt.py $GPT_ARGS $deepspeed_options\n"
+    )
+    got = flags(text)
+    assert not got["--no-pipeline-parallel"].known
+    assert got["--deepspeed"].value is True  # set outside the branch
+    assert _codes(tmp_path, text) == []
+    # Outside a branch the append is a plain flag: GPTModel, Megatron's even split.
+    plain = text.replace("if [[ $EP_SIZE -gt 1 ]]; then\n", "").replace("fi\n", "")
+    assert flags(plain)["--no-pipeline-parallel"].value is True
+    assert _codes(tmp_path, plain) == ["SL303"]

@@ -199,12 +199,13 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     _take_layout(b, lambda key: (flag(key.replace("_", "-")),))
     deepspeed = b.lookup(flag("deepspeed"))
     no_pipe = b.lookup(flag("no-pipeline-parallel"))
-    if deepspeed is not None and deepspeed.value is True and no_pipe is None:
+    if deepspeed is not None and deepspeed.value is True and (no_pipe is None or not no_pipe.known):
         # Megatron-DeepSpeed with --deepspeed builds GPTModelPipe, whose stages DeepSpeed's
         # PipelineModule sizes (partition_method='type:transformer', one LayerSpec a layer):
         # no even split is asserted, unlike ParallelTransformer's (megatron/model/
         # transformer.py:1613-1614; pretrain_gpt.py:51-52, megatron/model/gpt_model.py:388,
-        # 459-463 at f4157bea). BLOOM trained 70 layers on 12 stages so.
+        # 459-463 at f4157bea). BLOOM trained 70 layers on 12 stages so. A --no-pipeline-parallel
+        # passed only in some runs leaves the split unknown: not reported either.
         b.set(Dim.PP_LAYOUT, deepspeed)
     b.take(Dim.MICRO_BATCH, flag("micro-batch-size"))
     b.take(Dim.GLOBAL_BATCH, flag("global-batch-size"))

@@ -295,11 +295,18 @@ _Flags = dict[str, list[tuple[Span, Scalar]]]
 
 
 def _flag(
-    reader: _Reader, tokens: list[_Token], i: int, tok: _Word, flags: _Flags, expand: bool = True
+    reader: _Reader,
+    tokens: list[_Token],
+    i: int,
+    tok: _Word,
+    flags: _Flags,
+    expand: bool = True,
+    known: bool = True,
 ) -> int:
     """Records ``tok`` when it is a ``--flag`` (its value ``--flag=value``, the next word, or
     True for a switch); the index of the token after what it used. Without ``expand`` (a
-    single-quoted string, expanded where it is used) a value holding ``$`` is unknown."""
+    single-quoted string, expanded where it is used) a value holding ``$`` is unknown; without
+    ``known`` (a flag that may not be passed) every value is."""
 
     def scalar(word: _Word) -> Scalar:
         if not expand and "$" in word.text:
@@ -324,17 +331,24 @@ def _flag(
             i += 1
         else:
             value = Scalar(True, key_span, expression=name)
+    if not known:
+        text = value.expression or self_text(value)
+        value = Scalar(None, value.span, expression=text, known=False)
     flags.setdefault(name, []).append((key_span, value))
     return i
 
 
-def _string_flags(reader: _Reader, word: _Word, flags: _Flags) -> None:
+def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool = False) -> None:
     """The ``--flag value`` pairs of an option string, ``GPT_ARGS="--num-layers 24 …"``
     (Megatron-DeepSpeed's and BigScience's scripts keep their flags in such strings and pass
     ``$GPT_ARGS`` to the launcher). A double-quoted string expands its variables where it is
     assigned, so they resolve as there; a single-quoted one expands them where it is used,
-    so a value holding ``$`` is unknown."""
+    so a value holding ``$`` is unknown. Flags a ``conditional`` assignment appends to the
+    string (``ds_args="--no-pipeline-parallel ${ds_args}"`` under ``if [[ $PP_SIZE -eq 1 ]]``)
+    may not be passed: unknown."""
     text = reader.text
+    name = word.text.partition("=")[0]
+    appended = conditional and re.search(rf"\$\{{?{re.escape(name)}\b", word.text) is not None
     at = text.find("=", word.start, word.end) + 1
     quote = text[at : at + 1]
     if quote not in ("'", '"') or _skip_quote(text, at) != word.end or word.end - at < 2:
@@ -348,7 +362,7 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags) -> None:
         tok = tokens[i]
         i += 1
         assert isinstance(tok, _Word)
-        i = _flag(reader, tokens, i, tok, flags, expand=quote == '"')
+        i = _flag(reader, tokens, i, tok, flags, expand=quote == '"', known=not appended)
 
 
 def parse_shell(path: str, text: str) -> Document:
@@ -384,7 +398,7 @@ def parse_shell(path: str, text: str) -> Document:
         if statement_start and tok.text in _ASSIGN_PREFIXES:
             continue
         if statement_start and _ASSIGN.match(tok.text) and not tok.text.startswith("--"):
-            _string_flags(reader, tok, flags)
+            _string_flags(reader, tok, flags, conditional=blocks > 0)
             reader.assign(tok, conditional=blocks > 0)
             continue
         statement_start = False
