@@ -190,7 +190,14 @@ def test_engines_command_lists_the_kernels() -> None:
     assert code == 0
     rows = {r["name"]: r for r in json.loads(out)["engines"]}
     assert rows["flash-attn4"]["rules"] == ["SL320"] and rows["flash-attn4"]["default"] is False
-    assert rows["transformer-engine"]["rules"] == ["SL321", "SL322", "SL324", "SL328"]
+    assert rows["transformer-engine"]["rules"] == [
+        "SL321",
+        "SL322",
+        "SL324",
+        "SL328",
+        "SL329",
+        "SL330",
+    ]
     assert rows["transformer-engine"]["default"] is True
 
 

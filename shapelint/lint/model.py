@@ -73,6 +73,14 @@ class Dim(str, enum.Enum):
     # Set when a Megatron config chooses its pipeline stages' layers itself (a layout, first or
     # last stage sizes, virtual stages per rank, a hybrid pattern, or embedding/loss counted).
     PP_LAYOUT = "pp_layout"
+    # Megatron-LM's tensor-parallel communication settings: sequence parallelism (the
+    # activations between tensor-parallel regions split along the sequence, all-gathered before
+    # each column-parallel linear) and Userbuffers overlap of those all-gathers (booleans).
+    SEQUENCE_PARALLEL = "sequence_parallel"
+    TP_COMM_OVERLAP = "tp_comm_overlap"
+    # The FP8-family recipe a config trains with, in `FP8_RECIPES` names (Megatron-LM's
+    # ``--fp8-recipe``; "tensorwise" is current scaling).
+    FP8_RECIPE = "fp8_recipe"
     QUANT_METHOD = "quant_method"
     QUANT_BITS = "quant_bits"
     QUANT_GROUP_SIZE = "quant_group_size"

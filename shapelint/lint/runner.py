@@ -206,12 +206,18 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
         cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
         sp=_first(flags.sp, config.int(Dim.SP), defaults.sp, 1),
-        fp8_recipe=flags.fp8_recipe or defaults.fp8_recipe,
+        fp8_recipe=flags.fp8_recipe or _config_recipe(config) or defaults.fp8_recipe,
         fused=_first(flags.fused, defaults.fused, "default"),
         data_parallel=_first(flags.data_parallel, defaults.data_parallel, 1),
         sharded=_first(flags.sharded, defaults.sharded, False),
         recompute=_first(flags.recompute, defaults.recompute, False),
     )
+
+
+def _config_recipe(config: ModelConfig) -> str | None:
+    """The FP8 recipe ``config`` trains with (Megatron-LM's ``--fp8-recipe``), or None."""
+    recipe = config.get(Dim.FP8_RECIPE)
+    return recipe.value if recipe is not None and isinstance(recipe.value, str) else None
 
 
 # A GPU without a dtype's Tensor Core rate runs the nearest one it has (V100: bf16 → fp16).

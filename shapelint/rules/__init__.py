@@ -53,6 +53,8 @@ from shapelint.rules import (
     sl326_trtllm_head_size,
     sl327_torchtitan_nvfp4_dims,
     sl328_te_mxfp8_gated_activation,
+    sl329_te_mxfp8_userbuffers,
+    sl330_te_mxfp8_gather_high_precision,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -102,6 +104,8 @@ _MODULES = [
     sl326_trtllm_head_size,
     sl327_torchtitan_nvfp4_dims,
     sl328_te_mxfp8_gated_activation,
+    sl329_te_mxfp8_userbuffers,
+    sl330_te_mxfp8_gather_high_precision,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

@@ -46,7 +46,7 @@ from shapelint.lint.dialects.common import (
     settle_dims,
     training_config,
 )
-from shapelint.lint.model import Dim, ModelConfig, Value
+from shapelint.lint.model import Derivation, Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Entry, Mapping
 
 NAME = "megatron-lm"
@@ -98,6 +98,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         # (megatron/core/models/common/embeddings/rotary_pos_embedding.py:73-74).
         b.rotary_fraction = b.lookup("rotary_percent", f"{flags}--rotary-percent")
     b.take(Dim.TRANSFORMER_IMPL, "transformer_impl", f"{flags}--transformer-impl")
+    b.take(Dim.SEQUENCE_PARALLEL, "sequence_parallel", f"{flags}--sequence-parallel")
+    b.take(Dim.TP_COMM_OVERLAP, "tp_comm_overlap", f"{flags}--tp-comm-overlap")
     settle_dims(b)
     _derive(b, swiglu_width)
     return training_config(b)
@@ -210,6 +212,7 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     b.take(Dim.SEQ_LEN, flag("seq-length"), flag("max-position-embeddings"))
     b.take(Dim.VOCAB, flag("vocab-size"))
     b.take(Dim.VOCAB_MULTIPLE, flag("make-vocab-size-divisible-by"))
+    _take_fp8(b, flag("fp8-format"), flag("fp8-recipe"))
     # BigScience's fork (bigscience-workshop/Megatron-DeepSpeed at 8387ae17): the padded vocab
     # itself (megatron/tokenizer/tokenizer.py:72-82), and GLU MLPs whose first projection is
     # 2 · ffn wide (megatron/model/transformer.py:73-76) while the FFN width still defaults to
@@ -224,6 +227,35 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     else:
         b.gated_mlp = swiglu_width or (glu is not None and isinstance(glu.value, str))
     return swiglu_width
+
+
+# Megatron-LM's FP8 recipes (``TransformerConfig.fp8_recipe``, default "delayed":
+# megatron/core/transformer/transformer_config.py:587-599 at d98e8a64) by shapelint's names
+# (`FP8_RECIPES`); "blockwise" and "custom" have none here and stay unknown.
+FP8_RECIPE_NAMES = {"delayed": "delayed", "tensorwise": "current", "mxfp8": "mxfp8"}
+
+
+def _take_fp8(b: Builder, format_key: str, recipe_key: str) -> None:
+    """``--fp8-format e4m3|hybrid`` trains the linear layers in FP8 through Transformer Engine
+    (the dtype, ahead of ``--bf16``, which then only sets the other layers' precision), with
+    ``--fp8-recipe`` (default delayed scaling)."""
+    fmt = b.lookup(format_key)
+    if fmt is None or str(fmt.value).lower() not in ("e4m3", "hybrid"):
+        return
+    b.set(Dim.DTYPE, derived("fp8", (fmt,), f"{fmt.key} {fmt.value}", kind=Derivation.CONVERSION))
+    recipe = b.lookup(recipe_key)
+    if recipe is None:
+        b.set(
+            Dim.FP8_RECIPE,
+            derived("delayed", (fmt,), "Megatron-LM's default fp8_recipe", kind=Derivation.DEFAULT),
+        )
+        return
+    name = FP8_RECIPE_NAMES.get(str(recipe.value).lower())
+    if name is not None:
+        b.set(
+            Dim.FP8_RECIPE,
+            derived(name, (recipe,), f"{recipe.key} {recipe.value}", kind=Derivation.CONVERSION),
+        )
 
 
 def _mla_head_dims(b: Builder, mla: Value, prefix: str) -> None:
