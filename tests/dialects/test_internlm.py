@@ -217,3 +217,16 @@ def test_isp_mode_tensor_size_unknown() -> None:
         'tensor=dict(size=1, mode="mtp")', 'tensor=dict(size=2, mode="fsp")'
     )
     assert read(text).dims[Dim.TP].value == 2
+
+
+def test_max_position_embeddings_is_not_the_training_length() -> None:
+    # InternEvo configs/8x7B_mixtral.py: model = dict(max_position_embeddings=32768, …) beside
+    # data = dict(seq_len=4096, …); a model-only file (configs/_base_/models/*.py) has no data.
+    text = INTERNLM_7B.replace(
+        "num_chunks=1,", "num_chunks=1,\n        max_position_embeddings=32768,"
+    )
+    assert read(text).dims[Dim.SEQ_LEN].value == 2048
+    model_only = text.replace(
+        "    data = dict(seq_len=SEQ_LEN, micro_num=4, micro_bsz=2, valid_micro_num=4)\n", ""
+    )
+    assert Dim.SEQ_LEN not in read(model_only).dims

@@ -28,7 +28,8 @@ their own. Rules, from InternLM's source (checked at aaaf4d7b, the last main com
   other types (``H3``, ``QWEN2`` …) are unknown, as is ``use_swiglu=False`` (an unrounded
   GELU MLP). The builders read do not pass a ``multiple_of`` the model dict states, so a
   stated one leaves the width known only where it rounds to the same width as 256.
-- Sequence and microbatch: ``data.seq_len`` and ``data.micro_bsz`` — InternLM packs
+- Sequence and microbatch: ``data.seq_len`` and ``data.micro_bsz`` (a ``model`` dict's
+  ``max_position_embeddings`` is the position cap, not the training length) — InternLM packs
   ``micro_bsz`` samples of ``seq_len`` tokens into one microbatch (``packed_length =
   seq_len * micro_bsz``); ``data.micro_num`` is the gradient accumulation.
 - Parallelism: ``parallel.tensor`` and ``parallel.pipeline``, an int or ``dict(size=…)``
@@ -105,6 +106,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.LAYERS, "num_layers")
     b.take(Dim.VOCAB, "vocab_size")
     b.set(Dim.DTYPE, dtype_value(b.lookup("dtype")))
+    # RoPE's cap (InternEvo's Mixtral, Qwen2 …), not the training length: that is data.seq_len.
+    b.consult("max_position_embeddings")
     data = _sibling(doc, "data")
     if data is not None:
         _set_from(b, Dim.SEQ_LEN, data, "seq_len", "data")
