@@ -150,3 +150,70 @@ def test_tensor_absent_is_one_and_unread_model_type_leaves_ffn_unknown() -> None
     h3 = read('    model_type = "H3"\n' + INTERNLM_7B)
     assert Dim.FFN not in h3.dims
     assert h3.dims[Dim.HIDDEN].value == 4096
+
+
+# InternEvo (c628a8c8) configs/_base_/models/internlm2_1B.py: InternLM2 with grouped-query
+# attention and a multiple_of the model builders do not pass on (modeling_internlm2.py builds
+# FeedForward(hidden, int(hidden * mlp_ratio)) whose multiple_of stays 256).
+INTERNLM2_1B = """\
+    model_type = "INTERNLM2_PUBLIC"
+    VOCAB_SIZE = 92544
+    HIDDEN_SIZE = 2048
+    NUM_ATTENTION_HEAD = 16
+    NUM_KV_ATTENTION_HEAD = 8
+    MLP_RATIO = 4
+    NUM_LAYER = 24
+    MULTIPLE_OF = 128
+    model = dict(
+        num_chunks=1,
+        checkpoint=False,
+        dtype="torch.bfloat16",
+        embed_split_hidden=True,
+        num_layers=NUM_LAYER,
+        hidden_size=HIDDEN_SIZE,
+        vocab_size=VOCAB_SIZE,
+        embed_grad_scale=1,
+        parallel_output=True,
+        num_attention_heads=NUM_ATTENTION_HEAD,
+        num_kv_attention_heads=NUM_KV_ATTENTION_HEAD,
+        mlp_ratio=MLP_RATIO,
+        multiple_of=MULTIPLE_OF,
+        norm_type="rmsnorm",
+    )
+    parallel = dict(
+        zero1=dict(size=-1),
+        tensor=dict(size=1, mode="mtp"),
+        pipeline=dict(size=1, interleaved_overlap=True),
+        weight=dict(size=1, overlap=True, memory_pool=True),
+    )
+    """
+
+
+def test_internlm2_kv_heads_and_ffn_with_a_stated_multiple_of() -> None:
+    config = read(INTERNLM2_1B)
+    assert config.dims[Dim.KV_HEADS].value == 8
+    # int(2048 · 4) = 8192: a multiple of both 128 and 256, so the width is known either way
+    # (a Llama-style reading of multiple_of would give 128 · ⌈int(2 · 4 · 2048 / 3) / 128⌉ = 5504).
+    assert config.dims[Dim.FFN].value == 8192
+    assert (config.dims[Dim.TP].value, config.dims[Dim.PP].value) == (1, 1)
+
+
+def test_ffn_unknown_where_multiple_of_would_change_it_or_mlp_is_not_swiglu() -> None:
+    # int(2048 · 8/3) = 5461: 128 · 43 = 5504 against 256 · 22 = 5632 — which one runs depends
+    # on whether the builder passes multiple_of on: unknown.
+    ratio = read(INTERNLM2_1B.replace("MLP_RATIO = 4\n", "MLP_RATIO = 8 / 3\n"))
+    assert not ratio.dims[Dim.FFN].known
+    gelu = read(INTERNLM_7B.replace("num_chunks=1,", "num_chunks=1,\n        use_swiglu=False,"))
+    assert not gelu.dims[Dim.FFN].known
+
+
+def test_isp_mode_tensor_size_unknown() -> None:
+    # InternEvo configs/7B_isp_sft.py: mode="isp" gathers the weights over the `weight` group.
+    text = INTERNLM2_1B.replace(
+        'tensor=dict(size=1, mode="mtp")', 'tensor=dict(size=2, mode="isp")'
+    )
+    assert Dim.TP not in read(text).dims
+    text = INTERNLM2_1B.replace(
+        'tensor=dict(size=1, mode="mtp")', 'tensor=dict(size=2, mode="fsp")'
+    )
+    assert read(text).dims[Dim.TP].value == 2

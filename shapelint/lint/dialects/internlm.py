@@ -21,10 +21,13 @@ their own. Rules, from InternLM's source (checked at aaaf4d7b, the last main com
 - KV heads: ``num_kv_attention_heads`` (``MQLLAMA``'s builder, ``num_kv_attention_heads if
   num_kv_attention_heads else num_attention_heads``); else the heads.
 - FFN: ``FeedForward(hidden, int(hidden_size * mlp_ratio), multiple_of=256)`` rounds the
-  width up to a multiple of 256 (``internlm/model/linear.py``) and is SwiGLU (``w3(silu(w1(x))
-  * w2(x))``), for the model types whose builders were read (``INTERNLM``, the default when
-  ``model_type`` is absent, ``INTERNLM_MoE``, ``MQLLAMA``); other types (``H3``, ``LLAMA2``):
-  unknown.
+  width up to a multiple of 256 (``internlm/model/linear.py``; InternEvo c628a8c8
+  ``internlm/model/modules/mlp.py``) and is SwiGLU (``w3(silu(w1(x)) * w2(x))``), for the
+  model types whose builders were read (``INTERNLM``, the default when ``model_type`` is
+  absent, ``INTERNLM_MoE``, ``MQLLAMA``, and InternEvo's ``INTERNLM2_PUBLIC`` and ``LLAMA2``);
+  other types (``H3``, ``QWEN2`` …) are unknown, as is ``use_swiglu=False`` (an unrounded
+  GELU MLP). The builders read do not pass a ``multiple_of`` the model dict states, so a
+  stated one leaves the width known only where it rounds to the same width as 256.
 - Sequence and microbatch: ``data.seq_len`` and ``data.micro_bsz`` — InternLM packs
   ``micro_bsz`` samples of ``seq_len`` tokens into one microbatch (``packed_length =
   seq_len * micro_bsz``); ``data.micro_num`` is the gradient accumulation.
@@ -63,7 +66,7 @@ SPLIT_MODES = ("origin_tp", "mtp", "msp", "fsp")
 SPLIT_SP = ("none", "megatron", "flash-attn")
 MULTIPLE_OF = 256  # FeedForward(multiple_of=256), internlm/model/linear.py
 # Model types whose FFN builder was read: FeedForward(hidden, int(hidden * mlp_ratio)).
-FFN_TYPES = ("INTERNLM", "INTERNLM_MoE", "MQLLAMA")
+FFN_TYPES = ("INTERNLM", "INTERNLM_MoE", "MQLLAMA", "INTERNLM2_PUBLIC", "LLAMA2")
 DEFAULT_TYPE = "INTERNLM"  # launch.py: the model type when the config names none
 
 
@@ -115,7 +118,6 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     model_type = _module_value(doc, "model_type")
     kind = model_type.value if model_type is not None else DEFAULT_TYPE
     if kind in FFN_TYPES:
-        b.gated_mlp = True
         _ffn(b)
     return training_config(b)
 
@@ -167,20 +169,37 @@ def _ffn(b: Builder) -> None:
     r = ratio.value
     if isinstance(r, bool) or not isinstance(r, int | float) or r <= 0:
         return
-    multiple = b.lookup("multiple_of")
-    if multiple is None:
-        multiple = default(hidden, "multiple_of", MULTIPLE_OF, FRAMEWORK)
-    m = multiple.as_int if multiple.known else None
-    if not m or m <= 0:
+    swiglu = b.lookup("use_swiglu")
+    if swiglu is not None and swiglu.value is not True:
+        # The GELU ParallelFusedMLP (unrounded, ungated), or not known.
+        _unknown_ffn(b, swiglu, "use_swiglu is not True: the MLP is not FeedForward")
         return
-    width = round_up(int(h * r), m)
+    b.gated_mlp = True
+    stated = b.lookup("multiple_of")
+    if stated is not None:
+        # The model builders read at InternEvo c628a8c8 do not pass it on (256 applies);
+        # others may: known only where both give the same width.
+        m = stated.as_int if stated.known else None
+        if not m or m <= 0 or round_up(int(h * r), m) != round_up(int(h * r), MULTIPLE_OF):
+            _unknown_ffn(b, stated, "multiple_of may or may not reach FeedForward")
+            return
+    multiple = default(hidden, "multiple_of", MULTIPLE_OF, FRAMEWORK)
+    width = round_up(int(h * r), MULTIPLE_OF)
+    sources = (ratio, hidden, multiple) + ((stated,) if stated is not None else ())
     b.derive(
         Dim.FFN,
         derived(
             width,
-            (ratio, hidden, multiple),
-            "multiple_of · ⌈int(hidden_size · mlp_ratio) / multiple_of⌉",
+            sources,
+            "256 · ⌈int(hidden_size · mlp_ratio) / 256⌉",
             kind=Derivation.FORMULA,
         ),
-        lambda get: round_up(int(x * r), m) if (x := get(Dim.HIDDEN)) else None,
+        lambda get: round_up(int(x * r), MULTIPLE_OF) if (x := get(Dim.HIDDEN)) else None,
     )
+
+
+def _unknown_ffn(b: Builder, source: Value, why: str) -> None:
+    """The FFN as unknown, so that no other reading derives one (the neutral reading would
+    apply Llama's formula to ``multiple_of``)."""
+    b.consult("mlp_ratio", "multiple_of", "use_swiglu")
+    b.dims[Dim.FFN] = Value(None, "mlp_ratio", source.span, (source,), why, known=False)
