@@ -73,3 +73,28 @@ def quant_method(config: ModelConfig) -> str | None:
     if value is None or not isinstance(value.value, str):
         return None
     return value.value.lower()
+
+
+@dataclass(frozen=True)
+class SequenceShard:
+    """A GPU's share of the activations under Megatron-style sequence parallelism: ``tokens``
+    of micro-batch × sequence split over context × tensor parallel, and how it is described."""
+
+    tokens: int
+    split: str
+
+
+def mxfp8_sequence_shard(config: ModelConfig, target: Target) -> SequenceShard | None:
+    """The sequence-parallel shard an MXFP8 training step all-gathers before each
+    column-parallel linear, or None when the target is not MXFP8 training with
+    ``sequence_parallel`` at tensor parallel above 1, or the split is uneven (Megatron's own
+    error)."""
+    if target.dtype != "fp8" or target.fp8_recipe != "mxfp8" or target.mode != "train":
+        return None
+    sp = config.get(Dim.SEQUENCE_PARALLEL)
+    t, cp = max(target.tp, 1), max(target.cp, 1)
+    tokens = target.micro_batch * target.seq_len
+    if sp is None or sp.value is not True or t == 1 or tokens % (cp * t):
+        return None
+    split = f"tensor parallel {t}" + (f" × context parallel {cp}" if cp > 1 else "")
+    return SequenceShard(tokens // (cp * t), split)

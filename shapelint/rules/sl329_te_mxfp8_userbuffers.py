@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import engines_for, refused_by
+from shapelint.rules.engine_shapes import engines_for, mxfp8_sequence_shard, refused_by
 
 RULE = Rule(
     code="SL329",
@@ -78,20 +78,14 @@ EXAMPLES = [
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the sequence length when a GPU's sequence-parallel shard is not 128-row aligned."""
     engines = engines_for(target, VERIFIED)
-    if not engines or target.dtype != "fp8" or target.fp8_recipe != "mxfp8":
+    overlap = config.get(Dim.TP_COMM_OVERLAP)
+    if not engines or overlap is None or overlap.value is not True:
         return
-    sp, overlap = config.get(Dim.SEQUENCE_PARALLEL), config.get(Dim.TP_COMM_OVERLAP)
-    if sp is None or sp.value is not True or overlap is None or overlap.value is not True:
+    found = mxfp8_sequence_shard(config, target)
+    if found is None or found.tokens % ROWS == 0:
         return
-    t, cp = max(target.tp, 1), max(target.cp, 1)
-    tokens = target.micro_batch * target.seq_len
-    if target.mode != "train" or t == 1 or tokens % (cp * t):
-        return
-    shard = tokens // (cp * t)
-    if shard % ROWS == 0:
-        return
+    shard, split = found.tokens, found.split
     seq = config.get(Dim.SEQ_LEN) if config.int(Dim.SEQ_LEN) == target.seq_len else None
-    split = f"tensor parallel {t}" + (f" × context parallel {cp}" if cp > 1 else "")
     yield RULE.finding(
         config,
         seq or overlap,

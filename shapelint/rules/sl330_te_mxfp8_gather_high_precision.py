@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from shapelint.engines import titles
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import engines_for
+from shapelint.rules.engine_shapes import engines_for, mxfp8_sequence_shard
 
 RULE = Rule(
     code="SL330",
@@ -72,16 +72,11 @@ EXAMPLES = [
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the sequence length (or hidden size) when the MXFP8 all-gather falls back."""
     engines = engines_for(target, VERIFIED)
-    if not engines or target.dtype != "fp8" or target.fp8_recipe != "mxfp8":
-        return
+    found = mxfp8_sequence_shard(config, target) if engines else None
     sp = config.get(Dim.SEQUENCE_PARALLEL)
-    t, cp = max(target.tp, 1), max(target.cp, 1)
-    tokens = target.micro_batch * target.seq_len
-    if sp is None or sp.value is not True or target.mode != "train" or t == 1:
+    if found is None or sp is None:
         return
-    if tokens % (cp * t):
-        return  # an uneven split is Megatron's own error
-    shard, h = tokens // (cp * t), config.int(Dim.HIDDEN)
+    shard, split, h = found.tokens, found.split, config.int(Dim.HIDDEN)
     seq = config.get(Dim.SEQ_LEN) if config.int(Dim.SEQ_LEN) == target.seq_len else None
     hidden = config.get(Dim.HIDDEN)
     if shard % BLOCK:
@@ -90,7 +85,6 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         at, why = hidden, f"hidden size {h}"
     else:
         return
-    split = f"tensor parallel {t}" + (f" × context parallel {cp}" if cp > 1 else "")
     yield RULE.finding(
         config,
         at,
