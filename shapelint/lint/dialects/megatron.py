@@ -209,7 +209,14 @@ def _take_flags(b: Builder, prefix: str) -> bool:
         b.set(Dim.PP_LAYOUT, deepspeed)
     b.take(Dim.MICRO_BATCH, flag("micro-batch-size"))
     b.take(Dim.GLOBAL_BATCH, flag("global-batch-size"))
-    b.take(Dim.SEQ_LEN, flag("seq-length"), flag("max-position-embeddings"))
+    if b.lookup(flag("language-model-type")) is not None:
+        # Megatron-LM's multimodal examples: --seq-length is the vision encoder's image
+        # embeddings, the language model runs --decoder-seq-length (required there;
+        # examples/multimodal/model.py:69-70, 80-82 at d98e8a64).
+        b.take(Dim.SEQ_LEN, flag("decoder-seq-length"))
+        b.consult(flag("seq-length"), flag("max-position-embeddings"))
+    else:
+        b.take(Dim.SEQ_LEN, flag("seq-length"), flag("max-position-embeddings"))
     b.take(Dim.VOCAB, flag("vocab-size"))
     b.take(Dim.VOCAB_MULTIPLE, flag("make-vocab-size-divisible-by"))
     _take_fp8(b, flag("fp8-format"), flag("fp8-recipe"))
