@@ -1,9 +1,13 @@
-"""OLMo (allenai/OLMo) training configs.
+"""OLMo (allenai/OLMo) training configs, and the ``config.json`` of its checkpoints.
 
 Detected by a ``model`` mapping with ``d_model`` and an OLMo-only model key (``mlp_ratio``,
 ``mlp_hidden_size``, ``embedding_size``, ``block_type``, ``activation_type``,
 ``max_sequence_length``, ``n_kv_heads``, ``weight_tying``, ``init_fn``), and no llm-foundry
-``name`` / ``expansion_ratio`` / ``attn_config``.
+``name`` / ``expansion_ratio`` / ``attn_config``; or by ``model_type: hf_olmo`` with
+``d_model`` at the top: OLMo's own Hugging Face wrapper (``hf_olmo/configuration_olmo.py``,
+the format of allenai/OLMo-1B and OLMo-7B), whose keys are OLMo's ``ModelConfig`` fields,
+flat, read by the same model code; there ``max_sequence_length`` is the model's context, not
+a training length.
 
 Keys: ``model.d_model``, ``model.n_heads``, ``model.n_kv_heads`` (``multi_query_attention:
 true`` means 1), ``model.n_layers``, ``model.vocab_size``, ``model.embedding_size`` (the padded
@@ -42,7 +46,7 @@ from shapelint.lint.dialects.common import (
 )
 from shapelint.lint.dialects.defaults import anchor, default
 from shapelint.lint.model import Dim, ModelConfig, Value
-from shapelint.lint.source import Candidate, Document, Mapping
+from shapelint.lint.source import Candidate, Document, Mapping, Scalar
 
 NAME = "olmo"
 
@@ -62,8 +66,21 @@ DEFAULT_MLP_RATIO = 4
 DEFAULT_EMBEDDING_SIZE = 50304  # olmo/config.py ModelConfig.embedding_size
 
 
+def _prefix(candidate: Candidate) -> str | None:
+    """Where the model keys are: ``model.`` in a training config, the top of an ``hf_olmo``
+    checkpoint config, or None when this is neither."""
+    model_type = candidate.root.get("model_type")
+    if isinstance(model_type, Scalar) and model_type.value == "hf_olmo":
+        return "" if child(candidate.root, "d_model") is not None else None
+    return "model." if _training(candidate) else None
+
+
 def detect(candidate: Candidate) -> bool:
-    """``model.d_model`` next to an OLMo-only model key."""
+    """``model.d_model`` next to an OLMo-only model key, or an ``hf_olmo`` config."""
+    return _prefix(candidate) is not None
+
+
+def _training(candidate: Candidate) -> bool:
     model = candidate.root.get("model")
     if not isinstance(model, Mapping) or child(model, "d_model") is None:
         return False
@@ -74,46 +91,48 @@ def detect(candidate: Candidate) -> bool:
 
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
     """The one model an OLMo config describes."""
+    m = _prefix(candidate) or ""
     b = Builder(candidate, doc.path, NAME, extra_keys)
-    b.take(Dim.HIDDEN, "model.d_model")
-    b.take(Dim.HEADS, "model.n_heads")
-    if b.take(Dim.KV_HEADS, "model.n_kv_heads") is None:
-        mqa = b.lookup("model.multi_query_attention")
+    b.take(Dim.HIDDEN, f"{m}d_model")
+    b.take(Dim.HEADS, f"{m}n_heads")
+    if b.take(Dim.KV_HEADS, f"{m}n_kv_heads") is None:
+        mqa = b.lookup(f"{m}multi_query_attention")
         if mqa is not None and mqa.value is True:
             b.set(Dim.KV_HEADS, derived(1, (mqa,), "multi_query_attention: true → 1 KV head"))
-    b.take(Dim.LAYERS, "model.n_layers")
-    b.take(Dim.VOCAB, "model.vocab_size")
-    if b.take(Dim.PADDED_VOCAB, "model.embedding_size") is None:
-        _default_embedding_size(b)
-    b.take(Dim.SEQ_LEN, "model.max_sequence_length")
+    b.take(Dim.LAYERS, f"{m}n_layers")
+    b.take(Dim.VOCAB, f"{m}vocab_size")
+    if b.take(Dim.PADDED_VOCAB, f"{m}embedding_size") is None:
+        _default_embedding_size(b, m)
+    b.take(Dim.SEQ_LEN, f"{m}max_sequence_length")
+    b.seq_is_max_context = not m  # a checkpoint's context length
     b.take(Dim.MICRO_BATCH, "device_train_microbatch_size")
     b.take(Dim.GLOBAL_BATCH, "global_train_batch_size")
     b.set(Dim.DTYPE, dtype_value(b.lookup("precision")))
-    activation = b.lookup("model.activation_type")
+    activation = b.lookup(f"{m}activation_type")
     b.gated_mlp = activation is None or str(activation.value).lower() == "swiglu"
     settle_dims(b)
-    _ffn(b, activation)
+    _ffn(b, activation, m)
     return training_config(b)
 
 
-def _default_embedding_size(b: Builder) -> None:
+def _default_embedding_size(b: Builder, m: str) -> None:
     """OLMo's default ``embedding_size`` when the key is absent (not when it is null or unknown)."""
-    if b.lookup("model.embedding_size") is not None:
+    if b.lookup(f"{m}embedding_size") is not None:
         return
     vocab = b.dims.get(Dim.VOCAB)
     if vocab is not None and (vocab.as_int is None or vocab.as_int > DEFAULT_EMBEDDING_SIZE):
         return
-    source = anchor(b, "model.vocab_size", "model.d_model")
-    prefix = f"{b.candidate.key_prefix}.model" if b.candidate.key_prefix else "model"
+    source = anchor(b, f"{m}vocab_size", f"{m}d_model")
+    prefix = ".".join(p for p in (b.candidate.key_prefix, m.rstrip(".")) if p)
     made = default(source, "embedding_size", DEFAULT_EMBEDDING_SIZE, NAME, prefix)
     b.set(Dim.PADDED_VOCAB, made)
 
 
-def _ffn(b: Builder, activation: Value | None) -> None:
+def _ffn(b: Builder, activation: Value | None, m: str) -> None:
     if Dim.FFN in b.dims:
         return
     gated = bool(b.gated_mlp)
-    width = b.lookup("model.mlp_hidden_size")
+    width = b.lookup(f"{m}mlp_hidden_size")
     sources: tuple[Value, ...]
     per_hidden: int | None = None  # the ratio when the width follows d_model
     if width is not None and width.as_int:
@@ -124,7 +143,7 @@ def _ffn(b: Builder, activation: Value | None) -> None:
     else:
         hidden = b.dims.get(Dim.HIDDEN)
         h = b.int(Dim.HIDDEN)
-        ratio = b.lookup("model.mlp_ratio")
+        ratio = b.lookup(f"{m}mlp_ratio")
         if hidden is None or not h:
             return
         if ratio is None:
