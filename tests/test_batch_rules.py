@@ -72,7 +72,7 @@ def model(**dims: int) -> ModelConfig:
     )
 
 
-GPT2_350M = dict(hidden=768, heads=12, layers=24, vocab=50304)
+GPT2_350M = dict(hidden=768, heads=12, layers=24, ffn=3072, vocab=50304)
 
 
 # --- estimates of fixes that change the target -------------------------------------------
@@ -309,11 +309,14 @@ def test_sl204_ridge_micro_batch_is_the_smallest_that_reaches_the_ridge() -> Non
 def test_sl204_without_a_stated_micro_batch_has_no_fix() -> None:
     hf = (
         '{"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24,'
-        ' "tensor_parallel_size": 2}\n'
+        ' "intermediate_size": 8192, "tensor_parallel_size": 2}\n'
     )
     (f,) = run_rule(sl204_memory_bound, hf, "json", mode="decode")
     assert f.key == "tensor_parallel_size" and f.fix is None
-    no_anchor = '{"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24}\n'
+    no_anchor = (
+        '{"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24,'
+        ' "intermediate_size": 8192}\n'
+    )
     assert run_rule(sl204_memory_bound, no_anchor, "json", mode="decode") == []
 
 
@@ -358,7 +361,10 @@ def test_sl205_names_a_smaller_tp_that_keeps_efficiency() -> None:
 
 
 def test_sl205_tp_from_a_flag_points_at_the_hidden_size() -> None:
-    hf = '{"hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24}\n'
+    hf = (
+        '{"hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24,'
+        ' "intermediate_size": 4096}\n'
+    )
     (f,) = run_rule(sl205_tensor_parallel_too_large, hf, "json", tp=8, seq_len=2048)
     assert f.key == "hidden_size"
 

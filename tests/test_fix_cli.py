@@ -21,7 +21,7 @@ DATA = Path(__file__).resolve().parent / "data" / "fix"
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
 GPT2_FIXED = GPT2.replace("50257", "50304")
 # GPT-3 2.7B: h/a = 80, fixable only by changing the head count (unsafe).
-GPT3 = '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 50304}\n'
+GPT3 = '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32, "intermediate_size": 10240, "vocab_size": 50304}\n'
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ from shapelint.rules import sl102_head_dim
 
 GPT3_27B = (
     '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32,'
-    ' "vocab_size": 50304}\n'
+    ' "intermediate_size": 10240, "vocab_size": 50304}\n'
 )
 
 

@@ -404,6 +404,7 @@ def test_gemm_cache_changes_no_step_time() -> None:
             Dim.HIDDEN: _value("hidden_size", 2560),
             Dim.HEADS: _value("num_attention_heads", 32),
             Dim.LAYERS: _value("num_hidden_layers", 32),
+            Dim.FFN: _value("intermediate_size", 10240),
             Dim.VOCAB: _value("vocab_size", 50257),
         },
     )

@@ -141,7 +141,8 @@ def render_explain_text(data: dict[str, Any]) -> str:
         lines.append(gpu_line)
     if not data["gemms"]:
         lines.append(
-            "no GEMMs: the config lacks hidden size, heads or layers"
+            "no GEMMs: the config lacks hidden size, heads, layers or the FFN width (a width"
+            " it does not state is not guessed)"
             if data.get("has_attention", True)
             else "no GEMMs: a model without attention (recurrent or state-space layers), which "
             "the performance model does not time"

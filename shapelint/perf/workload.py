@@ -167,29 +167,34 @@ class LayerPlan:
 
 
 def layer_plan(config: ModelConfig) -> LayerPlan | None:
-    """The `LayerPlan` of ``config`` (None without hidden, heads and layers)."""
+    """The `LayerPlan` of ``config``: None without hidden, heads and layers, or without the
+    width of the MLPs it has (an unknown FFN is not timed as 4 · hidden: the estimate would
+    rest on a guess)."""
     h = config.int(Dim.HIDDEN)
     a = config.int(Dim.HEADS)
     layers = config.int(Dim.LAYERS)
     if h is None or a is None or layers is None:
         return None
     d = config.int(Dim.HEAD_DIM) or h // a
-    f = config.int(Dim.FFN) or 4 * h
+    stated_ffn = config.int(Dim.FFN)
     experts = config.int(Dim.EXPERTS) or 0
     moe_layers = 0
     if experts > 1:
         first = config.int(Dim.DENSE_LAYERS) or 0
         freq = config.int(Dim.MOE_LAYER_FREQ) or 1
         moe_layers = sum(1 for i in range(min(first, layers), layers) if i % freq == 0)
+    moe_ffn = config.int(Dim.MOE_FFN) or stated_ffn
+    if (layers > moe_layers and stated_ffn is None) or (moe_layers and moe_ffn is None):
+        return None
     kv_lora = config.int(Dim.KV_LORA_RANK) or 0
     rope = config.int(Dim.ROPE_HEAD_DIM) or 0
     return LayerPlan(
         dense_layers=layers - moe_layers,
         moe_layers=moe_layers,
-        ffn=f,
+        ffn=stated_ffn or 0,
         experts=experts,
         top_k=min(config.int(Dim.EXPERTS_PER_TOKEN) or 1, max(1, experts)),
-        moe_ffn=config.int(Dim.MOE_FFN) or f,
+        moe_ffn=moe_ffn or 0,
         shared_experts=config.int(Dim.SHARED_EXPERTS) or 0,
         mla=kv_lora > 0,
         q_lora_rank=config.int(Dim.Q_LORA_RANK) or 0,
@@ -277,7 +282,7 @@ def _attention(
 
 def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
     """The GEMMs of one step of ``config`` on one GPU of ``target``; [] when the config lacks
-    hidden, heads or layers (no estimate is possible)."""
+    hidden, heads, layers or the FFN width (no estimate is possible)."""
     plan = layer_plan(config)
     h = config.int(Dim.HIDDEN)
     a = config.int(Dim.HEADS)

@@ -49,15 +49,15 @@ MULTIPLE = 64
 EXAMPLES = [
     Example(
         '{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,'
-        ' "vocab_size": 32000}\n',
+        ' "intermediate_size": 11008, "vocab_size": 32000}\n',
         True,
     ),
     Example(
         '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32,'
-        ' "vocab_size": 50304}\n',
+        ' "intermediate_size": 10240, "vocab_size": 50304}\n',
         False,
         fixed='{"hidden_size": 2560, "num_attention_heads": 20, "num_hidden_layers": 32,'
-        ' "vocab_size": 50304}\n',
+        ' "intermediate_size": 10240, "vocab_size": 50304}\n',
         note="GPT-3 2.7B: h/a = 80; of 40 heads of 64 and 20 of 128 the model runs 20 faster",
         expect=(
             Expect(1, "2560", "head dim hidden / heads = 80 has largest power-of-two factor 16"),

@@ -241,6 +241,7 @@ def test_encoder_without_lm_head_has_no_logit_gemm_and_no_vocab_finding() -> Non
         "hidden_size": 768,
         "num_attention_heads": 12,
         "num_hidden_layers": 12,
+        "intermediate_size": 3072,
         "vocab_size": 30522,  # not a multiple of 64
     }
     target = resolve_target(configs_of(json.dumps(bert))[0], H100, LintOptions(gpus=(H100,)))

@@ -29,7 +29,7 @@ def config(gated: bool | None = False, **dims: int) -> ModelConfig:
     )
 
 
-GPT2 = dict(hidden=768, heads=12, layers=12, vocab=50257)
+GPT2 = dict(hidden=768, heads=12, layers=12, ffn=3072, vocab=50257)  # n_inner null: 4 · 768
 H100 = lookup("h100")
 
 

@@ -43,13 +43,22 @@ def test_llama2_7b_forward_shapes() -> None:
     assert (attn.kind, attn.m, attn.n, attn.k, attn.batch) == ("flash", 4096, 4096, 128, 64)
 
 
-def test_plain_mlp_has_no_gate_and_ffn_defaults_to_4h() -> None:
+def test_plain_mlp_has_no_gate() -> None:
+    for gated in (False, None):
+        gemms = by_name(step_gemms(config(gated, **LLAMA2_7B), target()))
+        assert "mlp_gate" not in gemms
+        assert gemms["mlp_up"].n == 11008
+
+
+def test_an_unknown_ffn_is_not_timed() -> None:
+    # No FFN width stated or derived: no step (the model does not time 4 · hidden, a guess).
     dims = dict(LLAMA2_7B)
     del dims["ffn"]
-    for gated in (False, None):
-        gemms = by_name(step_gemms(config(gated, **dims), target()))
-        assert "mlp_gate" not in gemms
-        assert gemms["mlp_up"].n == 4 * 4096
+    assert step_gemms(config(**dims), target()) == []
+    # A MoE model whose every layer is MoE needs only the experts' width.
+    moe = dict(dims, experts=8, experts_per_token=2, moe_ffn=14336)
+    assert "experts_up" in by_name(step_gemms(config(**moe), target()))
+    assert step_gemms(config(**dict(dims, experts=8, experts_per_token=2)), target()) == []
 
 
 def test_gqa_qkv_width() -> None:
@@ -85,7 +94,8 @@ def test_flash_pads_head_dim() -> None:
         256,
         320,
     ]
-    gemms = by_name(step_gemms(config(hidden=2560, heads=32, layers=32, vocab=50304), target()))
+    phi2 = dict(hidden=2560, heads=32, layers=32, ffn=10240, vocab=50304)
+    gemms = by_name(step_gemms(config(**phi2), target()))
     assert (gemms["attention"].k, gemms["attention"].head_dim) == (96, 80)
 
 
