@@ -239,6 +239,10 @@ class ModelConfig:
     has_lm_head: bool | None = None
     # False when no layer has attention (Mamba stacks): head rules do not apply.
     has_attention: bool = True
+    # Why the performance model does not time this config although it has attention ("" when
+    # it does): a hybrid whose other layers are mixers it has no cost for (Mamba, linear
+    # attention, short convolutions), e.g. "24 of 32 layers are linear_attention".
+    untimed: str = ""
     # False when the config builds a module that none of the engines in `shapelint.engines`
     # runs (a NeMo speech encoder named by its Hydra ``_target_``): the SL3xx rules then check
     # it only against engines the user names.

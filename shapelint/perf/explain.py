@@ -88,6 +88,7 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
         "sharded": target.sharded,
         "recompute": target.recompute,
         "has_attention": config.has_attention,
+        "untimed": config.untimed or None,
     }
 
 
@@ -139,6 +140,12 @@ def render_explain_text(data: dict[str, Any]) -> str:
         if data.get("effective_ridge"):
             gpu_line += f" ({data['effective_ridge']:.0f} at achievable rates)"
         lines.append(gpu_line)
+    if not data["gemms"] and data.get("untimed"):
+        lines.append(
+            f"no GEMMs: {data['untimed']}: the performance model has no cost for those layers,"
+            " so it does not time the model"
+        )
+        return "\n".join(lines) + "\n"
     if not data["gemms"]:
         lines.append(
             "no GEMMs: the config lacks hidden size, heads, layers or the FFN width (a width"

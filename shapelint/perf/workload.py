@@ -169,7 +169,9 @@ class LayerPlan:
 def layer_plan(config: ModelConfig) -> LayerPlan | None:
     """The `LayerPlan` of ``config``: None without hidden, heads and layers, or without the
     width of the MLPs it has (an unknown FFN is not timed as 4 · hidden: the estimate would
-    rest on a guess)."""
+    rest on a guess), or for a hybrid whose other layers are mixers it has no cost for."""
+    if config.untimed:
+        return None
     h = config.int(Dim.HIDDEN)
     a = config.int(Dim.HEADS)
     layers = config.int(Dim.LAYERS)

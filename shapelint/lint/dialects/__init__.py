@@ -267,6 +267,11 @@ def _fill(primary: ModelConfig, other: ModelConfig, name: str | None) -> ModelCo
         has_lm_head=primary.has_lm_head if primary.has_lm_head is not None else other.has_lm_head,
         has_attention=primary.has_attention and other.has_attention,
         runs_on_engines=primary.runs_on_engines and other.runs_on_engines,
+        untimed=(
+            (primary.untimed or other.untimed)
+            if primary.has_attention and other.has_attention
+            else ""
+        ),
         read_keys=primary.read_keys | other.read_keys,
         dropout=primary.dropout or other.dropout,
         position_embedding=primary.position_embedding or other.position_embedding,

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from shapelint.lint.arith import round_up as round_up  # re-exported for the dialects
 from shapelint.lint.model import Derivation, Dim, Formula, ModelConfig, Value, normalize_dtype
-from shapelint.lint.source import Candidate, Document, Mapping, Node, Scalar
+from shapelint.lint.source import Candidate, Document, Mapping, Node, Scalar, Sequence
 
 KeyAliases = AbcMapping[Dim, tuple[str, ...]]
 
@@ -132,6 +132,7 @@ class Builder:
     has_lm_head: bool | None = None
     has_attention: bool = True
     runs_on_engines: bool = True
+    untimed: str = ""
     formulas: dict[Dim, Formula] = field(default_factory=dict)
     read_keys: set[str] = field(default_factory=set)
     nulls: dict[Dim, Value] = field(default_factory=dict)
@@ -255,6 +256,8 @@ class Builder:
                 self.dims.pop(dim, None)
         if speech_module(self._holder()):
             self.runs_on_engines = False
+        if self.has_attention and not self.untimed:
+            self.untimed = hybrid_mixers(self._holder())
         for dim, null in self.nulls.items():
             self.dims.setdefault(dim, null)
         return ModelConfig(
@@ -270,6 +273,7 @@ class Builder:
             has_lm_head=self.has_lm_head,
             has_attention=self.has_attention,
             runs_on_engines=self.runs_on_engines,
+            untimed=self.untimed,
             formulas={d: f for d, f in self.formulas.items() if d in self.dims},
             read_keys=frozenset(self.read_keys),
             dropout=dict(self.dropout),
@@ -374,6 +378,62 @@ def _sentinel(value: Value) -> bool:
     """A negative int: the placeholder a config class gives a field that must be set."""
     v = value.value
     return value.known and isinstance(v, int) and not isinstance(v, bool) and v < 0
+
+
+# Layer kinds of softmax attention in ``layer_types`` lists (transformers' configs, ExecuTorch's
+# params.json); any other kind (linear_attention, conv, mamba …) is a mixer with no cost here.
+ATTENTION_LAYER_KINDS = frozenset(
+    {"full_attention", "sliding_attention", "attention", "global_attention", "local_attention"}
+)
+
+
+def hybrid_mixers(mapping: Mapping) -> str:
+    """Why a model with attention layers is not timed: some of its layers are other mixers.
+
+    Read from ``layer_types`` (Qwen3-Next/Qwen3.5 ``linear_attention``, LFM2 ``conv``, Granite
+    4.0 ``mamba``), ``layers_block_type`` (Zamba2, Jamba), a Mamba-hybrid
+    ``hybrid_override_pattern`` / ``--hybrid-override-pattern`` (``M`` a Mamba layer:
+    Nemotron-H, Megatron-LM and NeMo hybrids) and Jamba's ``attn_layer_period``. "" when none
+    of these says so."""
+    for key in ("layer_types", "layers_block_type"):
+        found = child(mapping, key)
+        if found is not None and isinstance(found[1], Sequence):
+            kinds = [str(i.value) for i in found[1].items if isinstance(i, Scalar)]
+            other = [k for k in kinds if k not in ATTENTION_LAYER_KINDS]
+            if other:
+                names = "/".join(sorted(set(other)))
+                return f"{len(other)} of {len(kinds)} layers are {names} ({key})"
+    for key in ("hybrid_override_pattern", "--hybrid-override-pattern"):
+        found = child(mapping, key)
+        if found is not None and isinstance(found[1], Scalar) and "M" in str(found[1].value):
+            pattern = str(found[1].value)
+            return f"{pattern.count('M')} of {len(pattern)} layers are Mamba ({key})"
+    period = child(mapping, "attn_layer_period")
+    if period is not None and isinstance(period[1], Scalar) and period[1].value not in (None, 1):
+        return f"one layer in {period[1].value} has attention, the others Mamba (attn_layer_period)"
+    for entry in mapping.entries:
+        key = normalize_key(entry.key).lower()
+        if key in STATE_KEYS or key.startswith("mamba_"):
+            # Falcon-H1 (Mamba beside attention in every layer), Zamba2, RecurrentGemma.
+            return f"state-space or recurrent layers ({entry.key})"
+    return ""
+
+
+# Keys of a recurrence's or state-space model's state: with attention keys beside them, a
+# hybrid (RECURRENT_KEYS without the convolution sizes, which convolutional encoders share).
+STATE_KEYS = frozenset(
+    normalize_key(k)
+    for k in (
+        "state_size",
+        "state_dim",
+        "d_state",
+        "ssm_state_size",
+        "ssm_chunk_size",
+        "time_step_rank",
+        "lru_width",
+        "lru_dim_multiplier",
+    )
+)
 
 
 def recurrent_only(mapping: Mapping) -> bool:
