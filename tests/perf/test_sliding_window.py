@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from shapelint.cli import main
 
 GEMMA3_4B_TEXT = {
@@ -182,3 +184,17 @@ def test_windows_shorten_the_step(tmp_path: Path) -> None:
     windowed = explain(tmp_path, GEMMA3_4B_TEXT, "--seq-len", "8192")
     full = explain(tmp_path, {**GEMMA3_4B_TEXT, "sliding_window": None}, "--seq-len", "8192")
     assert windowed["step_time_s"] < full["step_time_s"]
+
+
+@pytest.mark.corpus
+def test_executorch_params_list_their_layer_types(corpus: Path) -> None:
+    # ExecuTorch's Gemma 3 1B params.json: the window and its layers, counted here with json.
+    path = (
+        corpus / "llama_params_json/pytorch+executorch/examples/models/gemma3/config/1b_config.json"
+    )
+    raw = json.loads(path.read_text())
+    out = io.StringIO()
+    main(["check", str(path), "--no-cache", "--exit-zero", "--format", "json"], out, io.StringIO())
+    (config,) = json.loads(out.getvalue())["configs"]
+    assert config["dims"]["sliding_window"] == raw["sliding_window"]
+    assert config["dims"]["window_layers"] == raw["layer_types"].count("sliding_attention")

@@ -17,13 +17,13 @@ from shapelint.lint.dialects.common import (
     PYTHON_KINDS,
     Builder,
     KeyAliases,
-    child,
     derived,
     llama_ffn,
     looks_like_model,
     resolve,
     round_up,
     scalar_value,
+    sliding_window,
 )
 from shapelint.lint.model import Derivation, Dim, ModelConfig
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar, Sequence
@@ -370,7 +370,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
         # GPTNeoXConfig's rotary_pct; a NeoX YAML's rotary_pct counts only with pos_emb rotary.
         b.rotary_fraction = b.lookup("rotary_pct")
     _llama4_text(b)
-    _sliding_window(b)
+    sliding_window(b)
     if Dim.EXPERTS in b.dims and Dim.MOE_FFN not in b.dims and Dim.FFN in b.dims:
         # Mixtral-style: every MLP is an expert and intermediate_size is each expert's width.
         b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
@@ -448,97 +448,6 @@ def _llama4_text(b: Builder) -> None:
     b.take(Dim.MOE_LAYER_FREQ, "interleave_moe_layer_step")
     if Dim.SHARED_EXPERTS not in b.dims:
         b.set(Dim.SHARED_EXPERTS, derived(1, (model_type,), "Llama4TextMoe.shared_expert"))
-
-
-# How transformers gives layers sliding-window attention when a config has no ``layer_types``
-# (transformers 5.24.0): "all" — every layer's attention takes ``config.sliding_window``
-# (modeling_mistral.py:173, modeling_mixtral.py:322, modeling_phi3.py:247,
-# modeling_starcoder2.py:193); ("pattern", p) — layer i slides when (i + 1) % p != 0, p from
-# ``sliding_window_pattern`` where the config class reads it (configuration_gemma2.py:94-97,
-# configuration_gpt_oss.py:84-87: p = 2; configuration_gemma3.py:105-110: 6;
-# configuration_cohere2.py:95-100: 4); ("from", n) — with ``use_sliding_window``, layers
-# i >= ``max_window_layers`` (default n; configuration_qwen2.py:83-91, configuration_qwen3.py).
-WINDOW_LAYOUTS: dict[str, tuple[str, int]] = {
-    "mistral": ("all", 0),
-    "mixtral": ("all", 0),
-    "phi3": ("all", 0),
-    "starcoder2": ("all", 0),
-    "gemma2": ("pattern", 2),
-    "gpt_oss": ("pattern", 2),
-    "gemma3": ("pattern", 6),
-    "gemma3_text": ("pattern", 6),
-    "cohere2": ("pattern", 4),
-    "qwen2": ("from", 28),
-    "qwen3": ("from", 28),
-}
-# The configs whose class reads ``sliding_window_pattern`` (Gemma 2 and gpt-oss fix it at 2).
-PATTERN_KEY_TYPES = frozenset({"gemma3", "gemma3_text", "cohere2"})
-
-
-def _sliding_window(b: Builder) -> None:
-    """Sliding-window attention: the window (``sliding_window``, a positive int) and how many
-    layers use it — counted from ``layer_types`` when the config lists them, else by the
-    model type's rule in transformers (`WINDOW_LAYOUTS`). A model type without a known rule,
-    or a Gemma 3 with bidirectional attention (its class rewrites the window), reads no window:
-    every layer is then timed as full attention, as before."""
-    window = b.lookup("sliding_window")
-    w = window.value if window is not None else None
-    if window is None or not isinstance(w, int) or isinstance(w, bool) or w <= 0:
-        return
-    layers = b.dims.get(Dim.LAYERS)
-    n = b.int(Dim.LAYERS)
-    if layers is None or not n:
-        return
-    listed = child(b.root, "layer_types")
-    if listed is not None and isinstance(listed[1], Sequence):
-        kinds = [i.value if isinstance(i, Scalar) else None for i in listed[1].items]
-        if len(kinds) != n:
-            return  # a list that does not match the layers: unknown
-        sliding = sum(1 for k in kinds if k == "sliding_attention")
-        if sliding:
-            b.set(Dim.SLIDING_WINDOW, window)
-            b.read_keys.add(_key(b, "layer_types"))
-            b.set(
-                Dim.WINDOW_LAYERS,
-                derived(sliding, (window, layers), 'layer_types: "sliding_attention" layers'),
-            )
-        return
-    model_type = b.lookup("model_type")
-    kind = str(model_type.value).lower() if model_type is not None else ""
-    layout = WINDOW_LAYOUTS.get(kind)
-    if model_type is None or layout is None:
-        return
-    rule, p = layout
-    if kind in ("gemma3", "gemma3_text"):
-        bidirectional = b.lookup("use_bidirectional_attention")
-        if bidirectional is not None and bidirectional.value is not False:
-            return
-    if rule == "from":
-        enabled = b.lookup("use_sliding_window")
-        if enabled is None or enabled.value is not True:
-            return  # use_sliding_window defaults to False: the window is not used
-        first = b.lookup("max_window_layers")
-        start = first.value if first is not None else p
-        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
-            return
-        sliding, formula = max(0, n - start), "layers from max_window_layers on"
-    elif rule == "pattern":
-        stated = b.lookup("sliding_window_pattern") if kind in PATTERN_KEY_TYPES else None
-        if stated is not None:
-            p = stated.value if isinstance(stated.value, int) else 0
-        if isinstance(p, bool) or p <= 0:
-            return
-        sliding, formula = n - n // p, f"layers i with (i + 1) % {p} != 0"
-    else:
-        sliding, formula = n, "every layer"
-    if sliding:
-        b.set(Dim.SLIDING_WINDOW, window)
-        b.set(Dim.WINDOW_LAYERS, derived(sliding, (window, layers, model_type), formula))
-
-
-def _key(b: Builder, name: str) -> str:
-    prefix = b.candidate.key_prefix
-    return f"{prefix}.{name}" if prefix else name
 
 
 def _mamba_ssm_vocab(b: Builder) -> None:

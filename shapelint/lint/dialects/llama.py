@@ -20,7 +20,14 @@ FFN width when not stated, as Llama's ``FeedForward`` computes it::
 
 from __future__ import annotations
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, derived, llama_ffn, looks_like_model
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    derived,
+    llama_ffn,
+    looks_like_model,
+    sliding_window,
+)
 from shapelint.lint.model import Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document
 
@@ -96,5 +103,6 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
                     else None
                 ),
             )
+    sliding_window(b)  # ExecuTorch's params.json lists layer_types (Gemma 3)
     config = b.build()
     return [config] if looks_like_model(config.dims) else []
