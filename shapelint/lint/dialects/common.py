@@ -330,8 +330,9 @@ ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM)
 # ``conv_kernel``, ``time_step_rank``; mamba_ssm's ``d_state``, ``d_conv``; Meta lingua's
 # ``state_dim``, ``ssm_chunk_size``), Griffin/Hawk's RG-LRU (``lru_dim_multiplier``,
 # ``lru_width``) and lingua's minGRU/minLSTM (``conv_size``). Their ``n_heads``/``num_heads``
-# split the recurrence, not attention.
-RECURRENT_KEYS = frozenset(
+# split the recurrence, not attention. The state keys alone, beside attention keys, make a
+# hybrid (`hybrid_mixers`); the convolution sizes do not, convolutional encoders share them.
+STATE_KEYS = frozenset(
     normalize_key(k)
     for k in (
         "state_size",
@@ -339,13 +340,13 @@ RECURRENT_KEYS = frozenset(
         "d_state",
         "ssm_state_size",
         "ssm_chunk_size",
-        "conv_kernel",
-        "conv_size",
-        "d_conv",
         "time_step_rank",
-        "lru_dim_multiplier",
         "lru_width",
+        "lru_dim_multiplier",
     )
+)
+RECURRENT_KEYS = STATE_KEYS | frozenset(
+    normalize_key(k) for k in ("conv_kernel", "conv_size", "d_conv")
 )
 # A block that replaces attention in every layer: NeMo's Hyena GPT (``model.hyena:`` with
 # ``name: te_gpt_hyena``) keeps the GPT template's attention keys, which it does not use.
@@ -508,23 +509,6 @@ def hybrid_mixers(mapping: Mapping) -> str:
             # Falcon-H1 (Mamba beside attention in every layer), Zamba2, RecurrentGemma.
             return f"state-space or recurrent layers ({entry.key})"
     return ""
-
-
-# Keys of a recurrence's or state-space model's state: with attention keys beside them, a
-# hybrid (RECURRENT_KEYS without the convolution sizes, which convolutional encoders share).
-STATE_KEYS = frozenset(
-    normalize_key(k)
-    for k in (
-        "state_size",
-        "state_dim",
-        "d_state",
-        "ssm_state_size",
-        "ssm_chunk_size",
-        "time_step_rank",
-        "lru_width",
-        "lru_dim_multiplier",
-    )
-)
 
 
 def recurrent_only(mapping: Mapping) -> bool:
