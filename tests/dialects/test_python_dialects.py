@@ -148,6 +148,29 @@ def test_litgpt_moe_and_padded_vocab_clamp() -> None:
     assert (vocab.value, vocab.derived) == (32000, True)
 
 
+def test_litgpt_config_class_is_dense_without_experts_per_token() -> None:
+    # litgpt/config.py's Config: n_expert and n_expert_per_token both default to 0, a dense
+    # model; the 0 experts per token is not a value (it drew SL002 "must be positive").
+    text = (
+        "from dataclasses import dataclass\n"
+        "@dataclass\n"
+        "class Config:\n"
+        "    name: str = ''\n"
+        "    hf_config: dict = None\n"
+        "    block_size: int = 4096\n"
+        "    vocab_size: int = 50254\n"
+        "    padding_multiple: int = 512\n"
+        "    n_layer: int = 16\n"
+        "    n_head: int = 32\n"
+        "    n_embd: int = 4096\n"
+        "    n_expert: int = 0\n"
+        "    n_expert_per_token: int = 0\n"
+    )
+    (config,) = [c for c in configs(text) if c.name == "Config"]
+    assert Dim.EXPERTS_PER_TOKEN not in config.dims and Dim.EXPERTS not in config.dims
+    assert config.int(Dim.LAYERS) == 16
+
+
 def test_litgpt_unknown_value_is_not_defaulted() -> None:
     found = configs('cfgs = [dict(name="x", hf_config={}, n_embd=WIDTH, n_head=8)]\n')
     config = named(found, "cfgs[0] x")

@@ -192,6 +192,10 @@ def _model_dims(b: Builder) -> None:
         if moe is None and ffn_value is not None:
             formula = "expert FFN = intermediate_size (no moe_intermediate_size)"
             b.set(Dim.MOE_FFN, derived(ffn_value.value, (ffn_value,), formula))
+    else:
+        # A dense model (``n_expert: int = 0``, the Config class's default): its
+        # ``n_expert_per_token = 0`` means nothing, not zero experts per token.
+        b.consult("n_expert_per_token", "moe_intermediate_size")
 
 
 def _vocab(b: Builder, source: Value) -> None:
