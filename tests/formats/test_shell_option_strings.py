@@ -289,7 +289,8 @@ deepspeed pretrain_gpt.py ${megatron_options}
     got = flags(text)
     assert not got["--num-experts"].known
     config = one(text)
-    assert config.int(Dim.HIDDEN) == 2048 and config.get(Dim.EXPERTS) is None
+    experts = config.get(Dim.EXPERTS)
+    assert config.int(Dim.HIDDEN) == 2048 and experts is not None and not experts.known
     # Quoted, the list is one argument: still a value (a string SL002 can name).
     quoted = 'EP_SIZE="64 128"\npython pretrain_gpt.py --num-layers 24 --num-experts "$EP_SIZE"\n'
     assert flags(quoted)["--num-experts"].value == "64 128"

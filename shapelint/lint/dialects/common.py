@@ -197,6 +197,19 @@ class Builder:
             return value
         if (
             value is not None
+            and not value.known
+            and self.candidate.kind == "shell"
+            and dim not in NULL_INVALID
+        ):
+            # ``--ffn-hidden-size $1``, ``--num-query-groups ${NUM_KEY_VALUE_HEADS}`` set in a
+            # branch: stated but unknown, so no default (4 · hidden, KV heads = heads, TP 1 in
+            # the padded vocab) may stand in for it. An unknown width/heads/layers stays
+            # absent, which already blocks what derives from it, and keeps SL009 for a
+            # script whose shape is all unknown.
+            self.dims[dim] = value
+            return value
+        if (
+            value is not None
             and dim in NULL_INVALID
             and value.known
             and self.candidate.kind not in PYTHON_KINDS

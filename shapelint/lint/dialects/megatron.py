@@ -180,6 +180,11 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     gqa = b.lookup(flag("group-query-attention"))
     if gqa is not None and gqa.value is True:
         b.take(Dim.KV_HEADS, flag("num-query-groups"))
+    elif gqa is not None and not gqa.known:
+        # passed only in some branch (Pai-Megatron-Patch's ``gqa_options`` per $MODEL_SIZE):
+        # KV heads are the query groups or the heads, which is unknown
+        b.consult(flag("num-query-groups"))
+        b.set(Dim.KV_HEADS, gqa)
     else:
         # Megatron-DeepSpeed's own GQA flag, with no switch (megatron/arguments.py:623, and
         # 444-445: heads when not given; microsoft/Megatron-DeepSpeed at f4157bea).
@@ -225,10 +230,21 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     # 2 · ffn wide (megatron/model/transformer.py:73-76) while the FFN width still defaults to
     # 4 · hidden (megatron/arguments.py:243-244).
     b.take(Dim.PADDED_VOCAB, flag("pad-vocab-size-to"))
+    for switch in (flag("fp8-format"), flag("bf16"), flag("fp16")):
+        # a precision picked in a branch (Pai-Megatron-Patch: ``--fp16``, ``--bf16`` or
+        # ``--fp8-format hybrid`` by $PR): the dtype is unknown, not the last one written
+        value = b.lookup(switch)
+        if value is not None and not value.known:
+            b.set(Dim.DTYPE, value)
     set_dtype_from_flags(b, {"bf16": (flag("bf16"),), "fp16": (flag("fp16"),)})
     swiglu = b.lookup(flag("swiglu"))
     glu = b.lookup(flag("glu-activation"))
     swiglu_width = swiglu is not None and swiglu.value is True
+    if swiglu is not None and not swiglu.known:
+        # gated or not is unknown, and so is the FFN width Megatron would default to
+        b.set(Dim.FFN, swiglu)
+        b.gated_mlp = None
+        return False
     if glu is not None and not glu.known:
         b.gated_mlp = None if not swiglu_width else True
     else:

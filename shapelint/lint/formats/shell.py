@@ -343,12 +343,13 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
     (Megatron-DeepSpeed's and BigScience's scripts keep their flags in such strings and pass
     ``$GPT_ARGS`` to the launcher). A double-quoted string expands its variables where it is
     assigned, so they resolve as there; a single-quoted one expands them where it is used,
-    so a value holding ``$`` is unknown. Flags a ``conditional`` assignment appends to the
-    string (``ds_args="--no-pipeline-parallel ${ds_args}"`` under ``if [[ $PP_SIZE -eq 1 ]]``)
-    may not be passed: unknown."""
+    so a value holding ``$`` is unknown. Flags of a ``conditional`` assignment, one inside
+    ``if``/``case``/a loop, may not be passed: unknown, whether the branch appends them
+    (``ds_args="--no-pipeline-parallel ${ds_args}"`` under ``if [[ $PP_SIZE -eq 1 ]]``) or
+    sets the whole string (Pai-Megatron-Patch picks ``pr_options="--bf16"`` or
+    ``"--bf16 --fp8-format hybrid"`` by ``$PR``, and ``moe_options="--num-experts 8"`` only
+    for an ``8x7B`` ``$MODEL_SIZE``)."""
     text = reader.text
-    name = word.text.partition("=")[0]
-    appended = conditional and re.search(rf"\$\{{?{re.escape(name)}\b", word.text) is not None
     at = text.find("=", word.start, word.end) + 1
     quote = text[at : at + 1]
     if quote not in ("'", '"') or _skip_quote(text, at) != word.end or word.end - at < 2:
@@ -362,7 +363,7 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
         tok = tokens[i]
         i += 1
         assert isinstance(tok, _Word)
-        i = _flag(reader, tokens, i, tok, flags, expand=quote == '"', known=not appended)
+        i = _flag(reader, tokens, i, tok, flags, expand=quote == '"', known=not conditional)
 
 
 def parse_shell(path: str, text: str) -> Document:
