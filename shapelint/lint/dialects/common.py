@@ -433,7 +433,7 @@ def sliding_window(b: Builder) -> None:
     n = b.int(Dim.LAYERS)
     if layers is None or not n:
         return
-    listed = child(b.root, "layer_types")
+    listed = resolve(b.root, "layer_types", b.candidate.key_prefix)
     if listed is not None and isinstance(listed[1], Sequence):
         kinds = [i.value if isinstance(i, Scalar) else None for i in listed[1].items]
         if len(kinds) != n:
@@ -441,7 +441,7 @@ def sliding_window(b: Builder) -> None:
         sliding = sum(1 for k in kinds if k == "sliding_attention")
         if sliding:
             b.set(Dim.SLIDING_WINDOW, window)
-            b.read_keys.add(_key_path(b, "layer_types"))
+            b.read_keys.add(listed[0])
             b.set(
                 Dim.WINDOW_LAYERS,
                 derived(sliding, (window, layers), 'layer_types: "sliding_attention" layers'),
@@ -478,11 +478,6 @@ def sliding_window(b: Builder) -> None:
     if sliding:
         b.set(Dim.SLIDING_WINDOW, window)
         b.set(Dim.WINDOW_LAYERS, derived(sliding, (window, layers, model_type), formula))
-
-
-def _key_path(b: Builder, name: str) -> str:
-    prefix = b.candidate.key_prefix
-    return f"{prefix}.{name}" if prefix else name
 
 
 # Layer kinds of softmax attention in ``layer_types`` lists (transformers' configs, ExecuTorch's
