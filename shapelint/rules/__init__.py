@@ -55,6 +55,7 @@ from shapelint.rules import (
     sl328_te_mxfp8_gated_activation,
     sl329_te_mxfp8_userbuffers,
     sl330_te_mxfp8_gather_high_precision,
+    sl331_trtllm_context_fmha,
     sl332_te_fp8_recipe_gpu,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
@@ -107,6 +108,7 @@ _MODULES = [
     sl328_te_mxfp8_gated_activation,
     sl329_te_mxfp8_userbuffers,
     sl330_te_mxfp8_gather_high_precision,
+    sl331_trtllm_context_fmha,
     sl332_te_fp8_recipe_gpu,
 ]
 
