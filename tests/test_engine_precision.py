@@ -132,3 +132,16 @@ def test_training_configs_at_their_own_sizes_report_only_a_real_head_size(corpus
     small = next(corpus.rglob("dbrx_pretrain/configs/small_scale.json"))
     data = json.loads(small.read_text())
     assert data["d_model"] // data["n_heads"] == 12
+
+
+@pytest.mark.parametrize("gpu", ["H100-SXM", "A100-SXM-80GB", "L40S", "A10"])
+@pytest.mark.parametrize(("rel", "tp", "source"), PRODUCTION, ids=[r[0] for r in PRODUCTION])
+def test_production_config_is_silent_on_tensorrt_llm(
+    corpus: Path, rel: str, tp: int, source: str, gpu: str
+) -> None:
+    """TensorRT-LLM (checked only when named): heads vs tensor parallel (SL301), the KV-cache
+    kernels' vector width (SL326) and the context FMHA kernels on sm80/86/89/90 (SL331), in
+    prefill and decode: nothing to report."""
+    path = corpus / rel
+    for mode in ("prefill", "decode"):
+        assert sl3_findings(path, gpu, tp=tp, mode=mode, engines=("tensorrt-llm",)) == [], source

@@ -139,3 +139,104 @@ def test_engines_lists_the_moe_parallel_rule() -> None:
     assert main(["engines", "--format", "json"], out, err) == 0
     row = next(e for e in json.loads(out.getvalue())["engines"] if e["name"] == "tensorrt-llm")
     assert "SL317" in row["rules"] and "SL326" in row["rules"]
+
+
+# --- SL331 context FMHA ------------------------------------------------------------------------
+
+# MPT-30B (mosaicml/mpt-30b config.json): d_model 7168, 64 heads, 48 layers, expansion_ratio 4,
+# vocab 50432 (the HF MPT config's own keys).
+MPT_30B = {
+    "architectures": ["MPTForCausalLM"],
+    "model_type": "mpt",
+    "d_model": 7168,
+    "n_heads": 64,
+    "n_layers": 48,
+    "expansion_ratio": 4,
+    "vocab_size": 50432,
+}
+# Llama 3 8B (meta-llama/Meta-Llama-3-8B config.json): 4096 / 32 = head size 128.
+LLAMA3_8B = {
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "vocab_size": 128256,
+}
+# TensorRT-LLM's context FMHA head sizes, fp16/bf16, sm80/86/89/90 (cubin/fmha_cubin.h at
+# 03cdd5a6: the EXCLUDE_SM_80/86/89/90 cubin declarations), and the head sizes its decoder
+# kernels take (decoderMaskedMultiheadAttention.cu at 0ab9d17a, MMHA_SUPPORTED_HEAD_SIZES);
+# AttentionOp::initialize (00dbe288) refuses any other head size but 72.
+FMHA_TABLE = {16, 32, 40, 48, 64, 72, 80, 96, 104, 128, 160, 192, 256}
+MMHA = {32, 48, 64, 80, 96, 104, 112, 128, 144, 160, 192, 224, 256}
+
+
+@pytest.mark.parametrize(
+    ("gpu", "sm"),
+    [("H100-SXM", "sm90"), ("A100-SXM-80GB", "sm80"), ("A10", "sm86"), ("L40S", "sm89")],
+)
+def test_context_fmha_falls_back_for_mpt_30b(tmp_path: Path, gpu: str, sm: str) -> None:
+    head = MPT_30B["d_model"] // MPT_30B["n_heads"]  # type: ignore[operator]
+    assert head == 112 and head in MMHA and head not in FMHA_TABLE
+    found = codes(tmp_path, MPT_30B, "--engine", "tensorrt-llm", "--gpu", gpu)
+    (finding,) = [f for f in found if f[0] == "SL331"]
+    assert f"no context FMHA kernel for head size 112 on {sm} ({gpu};" in finding[1]
+    assert (
+        "'Fall back to unfused MHA'" in finding[1] and "kernel table read at 03cdd5a6" in finding[1]
+    )
+    # The HF MPT config states its FFN as expansion_ratio, which shapelint does not read: no
+    # step to time.
+    assert "cost not estimated" in finding[1]
+
+
+def test_context_fmha_estimate_when_the_step_can_be_timed(tmp_path: Path) -> None:
+    """MPT-30B's shape in Llama keys, its FFN stated (expansion_ratio 4: 4 × 7168 = 28672):
+    the prefill with unfused attention against the same prefill with a fused kernel."""
+    mpt = {
+        "hidden_size": 7168,
+        "num_attention_heads": 64,
+        "num_hidden_layers": 48,
+        "intermediate_size": 4 * 7168,
+        "vocab_size": 50432,
+    }
+    (finding,) = codes(tmp_path, mpt, "--engine", "tensorrt-llm", "--select", "SL331")
+    assert "estimated +" in finding[1] and "% prefill time on H100-SXM at seq" in finding[1]
+
+
+def test_context_fmha_silent_where_a_kernel_exists_or_the_table_was_not_read(
+    tmp_path: Path,
+) -> None:
+    # Llama 3 8B: head size 128 has a context kernel on every GPU read.
+    for gpu in ("H100-SXM", "A100-SXM-80GB", "A10", "L40S"):
+        assert codes(tmp_path, LLAMA3_8B, "--engine", "tensorrt-llm", "--gpu", gpu) == []
+    # Blackwell runs trtllm-gen kernels (table not read); Volta has no FMHA v2 runner.
+    for gpu in ("B200", "V100-SXM2"):
+        found = codes(tmp_path, MPT_30B, "--engine", "tensorrt-llm", "--gpu", gpu)
+        assert all(code != "SL331" for code, _ in found)
+    # Not named: TensorRT-LLM is checked only when named.
+    assert all(code != "SL331" for code, _ in codes(tmp_path, MPT_30B))
+    # fp32 has no FMHA at all (every head size runs unfused): not this rule's report.
+    found = codes(tmp_path, MPT_30B, "--engine", "tensorrt-llm", "--dtype", "fp32")
+    assert all(code != "SL331" for code, _ in found)
+    # OpenLLaMA 3B's head size 100 is refused (SL326; MMHA has no kernel either), not slow.
+    found = codes(tmp_path, OPEN_LLAMA_3B, "--engine", "tensorrt-llm")
+    assert [code for code, _ in found] == ["SL326"]
+
+
+def test_context_fmha_kernel_match_is_bitwise() -> None:
+    """checkIfKernelExist matches with (kernel_hash & id) == id: a head size whose bits are all
+    set in some kernel's head size passes (16 ⊂ 48); among the head sizes TensorRT-LLM takes
+    that is exactly the table, leaving 112, 144 and 224."""
+    from shapelint.rules.sl331_trtllm_context_fmha import fmha_supported
+
+    assert fmha_supported(16, 16) and fmha_supported(8, 8)  # 8 = 0b1000 ⊂ 40 = 0b101000
+    taken = MMHA | {72}
+    assert {d for d in taken if not fmha_supported(d, d)} == taken - FMHA_TABLE == {112, 144, 224}
+    assert fmha_supported(192, 128)  # DeepSeek's MLA context kernels
+
+
+def test_engines_lists_the_context_fmha_rule() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["engines", "--format", "json"], out, err) == 0
+    row = next(e for e in json.loads(out.getvalue())["engines"] if e["name"] == "tensorrt-llm")
+    assert "SL331" in row["rules"]

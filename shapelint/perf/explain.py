@@ -148,8 +148,8 @@ def render_explain_text(data: dict[str, Any]) -> str:
         return "\n".join(lines) + "\n"
     if not data["gemms"]:
         lines.append(
-            "no GEMMs: the config lacks hidden size, heads, layers or the FFN width (a width"
-            " it does not state is not guessed)"
+            "no GEMMs: the config lacks hidden size, heads, layers or the FFN width, or a MoE's"
+            " expert count or top-k (what it does not state is not guessed)"
             if data.get("has_attention", True)
             else "no GEMMs: a model without attention (recurrent or state-space layers), which "
             "the performance model does not time"

@@ -166,6 +166,10 @@ class LayerPlan:
     v_head_dim: int
 
 
+# How many experts a MoE layer has and how many each token runs.
+_ROUTING = (Dim.EXPERTS, Dim.EXPERTS_PER_TOKEN)
+
+
 def layer_plan(config: ModelConfig) -> LayerPlan | None:
     """The `LayerPlan` of ``config``: None without hidden, heads and layers, or without the
     width of the MLPs it has (an unknown FFN is not timed as 4 · hidden: the estimate would
@@ -178,6 +182,8 @@ def layer_plan(config: ModelConfig) -> LayerPlan | None:
     if h is None or a is None or layers is None:
         return None
     d = config.int(Dim.HEAD_DIM) or h // a
+    if any((v := config.get(dim)) is not None and not v.known for dim in _ROUTING):
+        return None  # a MoE whose expert count or top-k a branch sets: not timed as dense
     stated_ffn = config.int(Dim.FFN)
     experts = config.int(Dim.EXPERTS) or 0
     moe_layers = 0

@@ -55,6 +55,7 @@ from shapelint.rules import (
     sl328_te_mxfp8_gated_activation,
     sl329_te_mxfp8_userbuffers,
     sl330_te_mxfp8_gather_high_precision,
+    sl331_trtllm_context_fmha,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -106,6 +107,7 @@ _MODULES = [
     sl328_te_mxfp8_gated_activation,
     sl329_te_mxfp8_userbuffers,
     sl330_te_mxfp8_gather_high_precision,
+    sl331_trtllm_context_fmha,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

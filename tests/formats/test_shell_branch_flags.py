@@ -58,3 +58,15 @@ torchrun pretrain_gpt.py {MODEL} --ffn-hidden-size $FFN --num-query-groups $3 \\
     assert config.int(Dim.FFN) is None  # not 4 · 4096
     assert config.int(Dim.KV_HEADS) is None  # not the 32 heads
     assert config.int(Dim.HIDDEN) == 4096
+
+
+def test_moe_options_of_one_model_size_are_not_timed_as_dense() -> None:
+    from shapelint.perf.workload import layer_plan
+
+    text = f"""\
+if [ $MODEL_SIZE = 8x7B ]; then
+    moe_options="--num-experts 8 --moe-router-topk 2"
+fi
+torchrun pretrain_gpt.py {MODEL} --ffn-hidden-size 14336 --swiglu ${{moe_options}}
+"""
+    assert layer_plan(one(text)) is None  # 8 experts or none: either timing is a guess

@@ -195,9 +195,12 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     b.take(Dim.HEAD_DIM, flag("kv-channels"))
     b.take(Dim.FFN, flag("ffn-hidden-size"))
     b.take(Dim.LAYERS, flag("num-layers"))
+    gated_experts = None
     if b.take(Dim.EXPERTS, flag("num-experts")) is not None:
         b.take(Dim.EXPERTS_PER_TOKEN, flag("moe-router-topk"))
         b.take(Dim.MOE_FFN, flag("moe-ffn-hidden-size"))
+    else:
+        gated_experts = _take_megablocks_moe(b, flag)
     b.take(Dim.TP, flag("tensor-model-parallel-size"))
     for dim, key in _PARALLEL:
         b.take(dim, flag(key.replace("_", "-")))
@@ -249,7 +252,60 @@ def _take_flags(b: Builder, prefix: str) -> bool:
         b.gated_mlp = None if not swiglu_width else True
     else:
         b.gated_mlp = swiglu_width or (glu is not None and isinstance(glu.value, str))
+    if gated_experts is not None:  # MegaBlocks' --glu: gated experts, or unknown
+        b.gated_mlp = True if gated_experts.value is True else None
     return swiglu_width
+
+
+# MegaBlocks' Megatron-LM fork (stanford-futuredata/Megatron-LM at 3a9e3d8d, the submodule
+# databricks/megablocks pins): --moe-top-k defaults to 1 (megatron/arguments.py:479-481).
+MEGABLOCKS_TOP_K = 1
+
+
+def _take_megablocks_moe(b: Builder, flag: Callable[[str], str]) -> Value | None:
+    """MegaBlocks' fork names its MoE flags ``--moe-num-experts`` (unset: every MLP dense),
+    ``--moe-top-k`` (default 1) and ``--moe-capacity-factor`` (default 0); every layer's MLP
+    is a MoE layer then (megatron/model/transformer.py:710-718 at 3a9e3d8d). Each expert is
+    ``--ffn-hidden-size`` wide, 4 · hidden by default (megatron/arguments.py:245-246), as
+    ``from_megatron`` copies that field into MegaBlocks' ``Arguments``
+    (megablocks/layers/arguments.py:95-99 at 78eea65f): the FFN width read is the experts'.
+    Returns the fork's ``--glu`` switch (gated experts, added at 85f95aef) when passed.
+
+    A capacity factor above 0 picks the token-dropping ``MoE`` layer, whose experts compute
+    batches padded to ``capacity_factor · top_k · tokens / experts`` rows
+    (megablocks/layers/moe.py:133-136); the performance model times dropless routing only,
+    so such a model (or one whose factor is unknown) is not timed. ``--moe-use-megatron-switch``
+    (argparse ``type=bool``: any word but an empty one is true) routes each token to one
+    expert (the fork's ``SwitchMLP``, transformer.py:150-151). ``--moe-expert-model-parallelism``
+    shards the experts over the data-parallel group (transformer.py:194-195), whose size no
+    flag states, and MegaBlocks splits each expert's width when that group outnumbers the
+    experts (megablocks/layers/mpu.py:65-93): no expert-parallel size is read from it."""
+    knobs = (flag("moe-top-k"), flag("moe-capacity-factor"), flag("moe-use-megatron-switch"))
+    experts = b.take(Dim.EXPERTS, flag("moe-num-experts"))
+    if experts is None:
+        b.consult(*knobs)  # MoE settings of a dense model mean nothing
+        return None
+    b.consult(*knobs, flag("moe-expert-model-parallelism"))
+    switch = b.lookup(flag("moe-use-megatron-switch"))
+    if switch is not None and not switch.known:
+        b.set(Dim.EXPERTS_PER_TOKEN, switch)  # one expert, or --moe-top-k: unknown
+    elif switch is not None and switch.value not in ("", False):
+        b.set(Dim.EXPERTS_PER_TOKEN, derived(1, (switch,), "SwitchMLP: one expert a token"))
+    if b.take(Dim.EXPERTS_PER_TOKEN, flag("moe-top-k")) is None:
+        default = derived(
+            MEGABLOCKS_TOP_K, (experts,), "MegaBlocks' default moe_top_k", kind=Derivation.DEFAULT
+        )
+        b.set(Dim.EXPERTS_PER_TOKEN, default)
+    capacity = b.lookup(flag("moe-capacity-factor"))
+    dropping = capacity is not None and (not capacity.known or capacity.value != 0)
+    if dropping and (switch is None or not switch.known or switch.value in ("", False)):
+        assert capacity is not None
+        written = capacity.expression or str(capacity.value)
+        b.untimed = (
+            f"token-dropping MoE layers ({capacity.key} {written}), whose experts compute "
+            "capacity-padded batches"
+        )
+    return b.lookup(flag("glu"))
 
 
 # Megatron-LM's FP8 recipes (``TransformerConfig.fp8_recipe``, default "delayed":

@@ -1,7 +1,8 @@
 """torchtitan TOML training configs.
 
 Detected by a ``training`` table with ``local_batch_size``, ``batch_size``,
-``global_batch_size`` or ``seq_len``, next to ``parallelism``, ``model`` or ``job``.
+``global_batch_size`` or ``seq_len``, next to ``parallelism``, ``model`` or ``job`` (not a
+torchtune recipe, whose ``model`` names a ``torchtune.`` component).
 
 torchtitan keeps the model's shape in Python (``[model] name`` and ``flavor`` pick an entry of
 the model's ``*_configs`` dict), so only the batch and parallel dims are read here and the
@@ -37,6 +38,13 @@ def detect(candidate: Candidate) -> bool:
     training = root.get("training")
     if not isinstance(training, Mapping) or not any(child(training, k) for k in TRAINING_KEYS):
         return False
+    model = root.get("model")
+    if isinstance(model, Mapping):
+        hit = child(model, "_component_")
+        if hit is not None and str(getattr(hit[1], "value", "")).startswith("torchtune."):
+            # A torchtune recipe (its GRPO ``training.batch_size`` sizes a replay-buffer sample,
+            # recipes/dev/async_grpo_full_finetune_distributed.py:133-137 at bd2a0fc): not ours.
+            return False
     return any(isinstance(root.get(k), Mapping) for k in ("parallelism", "model", "job"))
 
 

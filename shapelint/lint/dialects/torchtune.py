@@ -19,14 +19,21 @@ and the builder called is not always visible here.
 The MLP is gated (``FeedForward`` with ``w1``, ``w2``, ``w3``) in the decoder families whose
 builders this dialect names (Llama 2/3, Code Llama, Mistral, Qwen 2/2.5/3, Gemma 1/2, Phi-3/4);
 for any other builder (CLIP, T5 encoders) gating is left unknown.
+
+A recipe block that names a builder and states no shape keys (``model: {_component_:
+torchtune.models.llama3_2.lora_llama3_2_1b, lora_rank: 64, …}``; most of torchtune's own
+recipes) takes that builder's shape from `torchtune_builders.BUILDERS` (torchtune 0.7.0),
+each dim a framework default pointing at the ``_component_`` line, so nothing is fixed in
+place; a builder not tabled (vision, Llama 4, classifiers) leaves the block unread.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, child
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.lint.dialects import torchtune_builders
+from shapelint.lint.dialects.common import Builder, KeyAliases, child, derived
+from shapelint.lint.model import Derivation, Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar
 
 NAME = "torchtune"
@@ -52,15 +59,32 @@ def _prefix(candidate: Candidate) -> str:
     return ""
 
 
+def _named_builder(block: Mapping) -> tuple[str, torchtune_builders.Shape] | None:
+    """The tabled builder a block names in ``_component_`` while stating no shape key."""
+    if any(child(block, k) is not None for k in SHAPE):
+        return None
+    hit = child(block, "_component_")
+    component = hit[1] if hit is not None else None
+    if not isinstance(component, Scalar) or not isinstance(component.value, str):
+        return None
+    return torchtune_builders.lookup(component.value)
+
+
 def _blocks(candidate: Candidate) -> list[str]:
     """The top-level blocks of a recipe that each build a model (``model``; a PPO recipe's
-    ``policy_model`` and ``reward_and_value_model``): their keys' prefixes, ``model`` first."""
+    ``policy_model`` and ``reward_and_value_model``; a distillation recipe's
+    ``teacher_model``): their keys' prefixes, ``model`` first."""
     if candidate.kind:
         return []
     found = []
     for entry in candidate.root.entries:
         block = entry.value
-        if not isinstance(block, Mapping) or any(child(block, k) is None for k in SHAPE):
+        if not isinstance(block, Mapping):
+            continue
+        if _named_builder(block) is not None:
+            found.append(entry.key)
+            continue
+        if any(child(block, k) is None for k in SHAPE):
             continue
         hit = child(block, "_component_")
         component = hit[1] if hit is not None else None
@@ -109,13 +133,19 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         for key in blocks:
             out.extend(_extract(doc, replace(candidate, name=key), extra_keys, key + "."))
         return out
-    return _extract(doc, candidate, extra_keys, _prefix(candidate))
+    return _extract(doc, candidate, extra_keys, "model." if blocks else _prefix(candidate))
 
 
 def _extract(
     doc: Document, candidate: Candidate, extra_keys: KeyAliases, p: str
 ) -> list[ModelConfig]:
     b = Builder(candidate, doc.path, NAME, extra_keys)
+    block = candidate.root.get(p[:-1]) if p else candidate.root
+    named = _named_builder(block) if isinstance(block, Mapping) else None
+    component = b.lookup(p + "_component_")
+    if named is not None and component is not None:
+        _builder_shape(b, component, p, *named)
+        return [b.build()]
     b.take(Dim.HIDDEN, p + "embed_dim")
     b.take(Dim.HEADS, p + "num_heads")
     b.take(Dim.KV_HEADS, p + "num_kv_heads")
@@ -128,3 +158,44 @@ def _extract(
     b.gated_mlp = _gated(candidate)
     config = b.build()
     return [config] if Dim.HIDDEN in config.dims else []
+
+
+def _builder_shape(
+    b: Builder, component: Value, p: str, name: str, shape: torchtune_builders.Shape
+) -> None:
+    """The shape of the builder ``component`` names, as torchtune's defaults for the block."""
+    family, builder = name.split(".")
+    where = f"{torchtune_builders.TORCHTUNE} {builder} ({family}/_model_builders.py:{shape.line})"
+
+    def made(key: str, value: int, sources: tuple[Value, ...] = (component,)) -> Value:
+        return derived(
+            value, sources, f"{where}: {key}={value}", key=p + key, kind=Derivation.DEFAULT
+        )
+
+    ffn = shape.intermediate_dim
+    if ffn is None:  # llama2_7b: its component builder's scale_hidden_dim_for_mlp(embed_dim)
+        ffn = torchtune_builders.llama2_ffn(shape.embed_dim)
+    for dim, key, value in (
+        (Dim.HIDDEN, "embed_dim", shape.embed_dim),
+        (Dim.HEADS, "num_heads", shape.num_heads),
+        (Dim.KV_HEADS, "num_kv_heads", shape.num_kv_heads),
+        (Dim.LAYERS, "num_layers", shape.num_layers),
+        (Dim.FFN, "intermediate_dim", ffn),
+        (Dim.VOCAB, "vocab_size", shape.vocab_size),
+        (Dim.HEAD_DIM, "head_dim", shape.head_dim),
+        (Dim.SEQ_LEN, "max_seq_len", shape.max_seq_len),
+    ):
+        if value is not None:
+            b.set(dim, made(key, value))
+    b.seq_is_max_context = True
+    b.gated_mlp = True  # every tabled family's MLP is FeedForward(gate_proj, down_proj, up_proj)
+    b.pretrained = True  # a released model's architecture: never fixed in place
+    if family == "gemma2":
+        window = made("sliding_window_size", torchtune_builders.GEMMA2_WINDOW)
+        b.set(Dim.SLIDING_WINDOW, window)
+        layers = b.dims[Dim.LAYERS]
+        sliding = (shape.num_layers + 1) // 2
+        b.set(
+            Dim.WINDOW_LAYERS,
+            derived(sliding, (window, layers), "layers with an even index (gemma2 builders)"),
+        )
