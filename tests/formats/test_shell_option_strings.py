@@ -179,10 +179,12 @@ deepspeed pretrain_gpt2.py $gpt_options
     assert got["--seq-length"].value == 1024
 
 
-def test_a_default_overridden_in_a_branch_is_unknown(tmp_path: Path) -> None:
-    # universal_checkpointing/megatron_gpt/run_bf16.sh: a debug switch picks the size.
+def test_a_switch_the_script_sets_picks_its_branch(tmp_path: Path) -> None:
+    # universal_checkpointing/megatron_gpt/run_bf16.sh: a debug switch, set to 1 in the
+    # script, picks the size. The script as written runs the DEBUG_MODE == 1 arm; HEADS,
+    # changed under a test that is not a plain string test (-gt), stays unknown.
     text = """\
-DEBUG_MODE=1
+DEBUG_MODE={mode}
 if [[ $DEBUG_MODE == 1 ]]; then
         LAYERS=4
         HIDDEN=512
@@ -201,18 +203,29 @@ options=" \\
         --hidden-size $HIDDEN \\
         --num-attention-heads $HEADS \\
         --seq-length $SEQ"
-deepspeed pretrain_gpt.py ${options}
+deepspeed pretrain_gpt.py ${{options}}
 """
-    got = flags(text)
-    for flag in ("--num-layers", "--hidden-size", "--seq-length", "--num-attention-heads"):
-        assert not got[flag].known, flag
-    assert got["--tensor-model-parallel-size"].value == 1  # set once, outside any branch
+    debug = flags(text.format(mode=1))
+    assert [debug[f].value for f in ("--num-layers", "--hidden-size", "--seq-length")] == [
+        4,
+        512,
+        512,
+    ]
+    assert not debug["--num-attention-heads"].known
+    assert debug["--tensor-model-parallel-size"].value == 1  # set once, outside any branch
+    big = flags(text.format(mode=0))
+    assert [big[f].value for f in ("--num-layers", "--hidden-size", "--seq-length")] == [
+        24,
+        1024,
+        1024,
+    ]
+    # The value's span is the assignment in the arm that runs.
+    assert big["--hidden-size"].span.line == 7
     path = tmp_path / "run_bf16.sh"
-    path.write_text(text)
+    path.write_text(text.format(mode=1))
     out, err = io.StringIO(), io.StringIO()
     main(["check", "--no-cache", str(path)], out, err)
-    assert "SL102" not in out.getvalue()  # no head dim from a guessed 1024 / 16
-    assert "SL009" in out.getvalue()
+    assert "SL102" not in out.getvalue()  # no head dim from an unknown head count
 
 
 def test_a_top_level_reassignment_still_counts_and_a_loop_variable_does_not() -> None:

@@ -193,7 +193,13 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     if mla is not None and mla.value is True:
         _mla_head_dims(b, mla, prefix)
     b.take(Dim.HEAD_DIM, flag("kv-channels"))
-    b.take(Dim.FFN, flag("ffn-hidden-size"))
+    fork_width = None
+    if b.take(Dim.FFN, flag("ffn-hidden-size")) is None:
+        # Pai-Megatron-Patch's own --intermediate-size (megatron_patch/arguments.py:128 at
+        # a098ca5a) is the MLP's inner width in its models (model/llama/transformer.py:110-123,
+        # model/baichuan/transformer.py:107-110); whether that MLP is gated is the model
+        # file's (Llama's always, Baichuan's with --swiglu), so without --swiglu it is unknown.
+        fork_width = b.take(Dim.FFN, flag("intermediate-size"))
     b.take(Dim.LAYERS, flag("num-layers"))
     gated_experts = None
     if b.take(Dim.EXPERTS, flag("num-experts")) is not None:
@@ -254,6 +260,8 @@ def _take_flags(b: Builder, prefix: str) -> bool:
         b.gated_mlp = swiglu_width or (glu is not None and isinstance(glu.value, str))
     if gated_experts is not None:  # MegaBlocks' --glu: gated experts, or unknown
         b.gated_mlp = True if gated_experts.value is True else None
+    if fork_width is not None and b.gated_mlp is False:
+        b.gated_mlp = None
     return swiglu_width
 
 

@@ -409,10 +409,40 @@ def _placeholders(entries: list[Entry]) -> list[Entry]:
 
 
 def parse_shell(path: str, text: str) -> Document:
-    """A shell script as a `Document`: one candidate of its ``--flag value`` pairs, or none."""
+    """A shell script as a `Document`: one candidate of its ``--flag value`` pairs (one per
+    model size when the script picks its sizes by a variable it is given), or none."""
     doc = Document(path=path, text=text, format="shell")
-    reader = _Reader(path, text)
     tokens = _tokens(text)
+    selector = _selector(tokens, text)
+    if selector is None:
+        runs: list[tuple[str, list[_Token]]] = [("", tokens)]
+    else:
+        runs = [
+            (f"{selector.name}={value}" if selector.enumerated else "", resolved)
+            for value, resolved in selector.runs(tokens)
+        ]
+    for name, stream in runs:
+        reader = _Reader(path, text)
+        flags = _read_flags(reader, stream)
+        if not SHAPE_FLAGS & flags.keys():
+            continue
+        entries = []
+        for flag, uses in flags.items():
+            key_span, value = uses[-1]
+            if len({(v.value, v.known) for _, v in uses}) > 1:
+                shown = value.expression or self_text(value)
+                value = Scalar(None, value.span, expression=shown, known=False)
+            entries.append(Entry(flag, key_span, value))
+        entries = _placeholders(entries)
+        root = Mapping(tuple(entries), reader.span(0, len(text)))
+        doc.candidates.append(Candidate(name=name, root=root, kind="shell"))
+    return doc
+
+
+def _read_flags(reader: _Reader, tokens: list[_Token]) -> _Flags:
+    """Every ``--flag value`` of the token stream, variables resolved as the script assigns
+    them."""
+    text = reader.text
     flags: _Flags = {}
     statement_start = True
     cases = 0  # open ``case … esac`` blocks
@@ -446,16 +476,245 @@ def parse_shell(path: str, text: str) -> Document:
             continue
         statement_start = False
         i = _flag(reader, tokens, i, tok, flags)
-    if not SHAPE_FLAGS & flags.keys():
-        return doc
-    entries = []
-    for name, uses in flags.items():
-        key_span, value = uses[-1]
-        if len({(v.value, v.known) for _, v in uses}) > 1:
-            text = value.expression or self_text(value)
-            value = Scalar(None, value.span, expression=text, known=False)
-        entries.append(Entry(name, key_span, value))
-    entries = _placeholders(entries)
-    root = Mapping(tuple(entries), reader.span(0, len(text)))
-    doc.candidates.append(Candidate(name="", root=root, kind="shell"))
-    return doc
+    return flags
+
+
+# -- sizes picked by a variable: one config per model size -------------------------------------
+#
+# Pai-Megatron-Patch's and many other launch scripts take the model size as an argument and
+# pick the shape in an ``if`` chain of plain string tests:
+#
+#     MODEL_SIZE=$2
+#     if [ $MODEL_SIZE = 7B ]; then
+#         HIDDEN_SIZE=4096 …
+#     elif [ $MODEL_SIZE = 13B ]; then
+#         HIDDEN_SIZE=5120 …
+#     fi
+#
+# No reader can say which size a run is given, but each size the script offers is a config of
+# its own: the script is read once per tested value, with every chain of tests on that variable
+# taking the arm the value selects (the other arms do not run). Chains whose tests are anything
+# else (another variable, ``-eq``, ``||``, a pattern) stay conditional, as before.
+
+_TEST_OPERATORS = frozenset({"=", "=="})
+_TEST_BRACKETS = {"[": "]", "[[": "]]"}
+# More sizes than this in one script are not read one by one (a stress test, not a script).
+MAX_SIZES = 16
+# ``--hidden-size ${HIDDEN_SIZE}`` (a flag, or one in an option string): the variables whose
+# assignments make a branch a choice of model size.
+_SHAPE_VALUE = re.compile(
+    r"--(?:hidden-size|num-layers|num-attention-heads)(?:=|[ \t]+)"
+    r"[\"']?\$\{?([A-Za-z_][A-Za-z0-9_]*)"
+)
+
+
+@dataclass
+class _Arm:
+    """One arm of an ``if`` chain: its test (variable, literal), None for ``else``, or
+    ``_COMPLEX`` for any other test; the token range of its body."""
+
+    test: tuple[str, str] | str | None
+    body: tuple[int, int]
+
+
+_COMPLEX = "complex"
+
+
+@dataclass
+class _Chain:
+    """``if … fi`` from token ``start`` to ``end`` (exclusive)."""
+
+    start: int
+    end: int
+    arms: list[_Arm]
+
+    @property
+    def variable(self) -> str | None:
+        """The one variable every test of the chain compares, or None."""
+        names = {a.test[0] for a in self.arms if isinstance(a.test, tuple)}
+        plain = all(a.test is None or isinstance(a.test, tuple) for a in self.arms)
+        return names.pop() if plain and len(names) == 1 else None
+
+    def taken(self, value: str) -> _Arm | None:
+        """The arm that runs when the chain's variable holds ``value``."""
+        for arm in self.arms:
+            if arm.test is None or (isinstance(arm.test, tuple) and arm.test[1] == value):
+                return arm
+        return None
+
+
+def _statement_starts(tokens: list[_Token]) -> list[bool]:
+    """For each token, whether it is a word at the start of a statement (where ``if``,
+    ``then``, ``fi`` are keywords), by the rules `_read_flags` follows."""
+    starts = [False] * len(tokens)
+    at_start = True
+    for k, tok in enumerate(tokens):
+        if isinstance(tok, str):
+            at_start = at_start or tok == ";"
+            continue
+        starts[k] = at_start
+        if at_start and not tok.quoted and tok.text in _RESERVED:
+            continue
+        if at_start and (
+            tok.text in _ASSIGN_PREFIXES
+            or (_ASSIGN.match(tok.text) and not tok.text.startswith("--"))
+        ):
+            continue
+        at_start = False
+    return starts
+
+
+def _keyword(tokens: list[_Token], starts: list[bool], k: int) -> str:
+    tok = tokens[k]
+    return tok.text if isinstance(tok, _Word) and starts[k] and not tok.quoted else ""
+
+
+def _test(tokens: list[_Token]) -> tuple[str, str] | str:
+    """``[ $VAR = literal ]`` (or ``[[ … == … ]]``, either side) as (VAR, literal)."""
+    while tokens and isinstance(tokens[-1], str):
+        tokens = tokens[:-1]  # the ``;`` or newline before ``then``
+    if len(tokens) != 5 or not all(isinstance(t, _Word) for t in tokens):
+        return _COMPLEX
+    words = [t.text for t in tokens if isinstance(t, _Word)]
+    if _TEST_BRACKETS.get(words[0]) != words[4] or words[2] not in _TEST_OPERATORS:
+        return _COMPLEX
+    for var, lit in ((words[1], words[3]), (words[3], words[1])):
+        m = _VAR.match(var)
+        plain = lit and not any(c in lit for c in "$`*?[")
+        if m is not None and not m.group(3) and plain:
+            return (m.group(1) or m.group(2), lit)
+    return _COMPLEX
+
+
+def _chain(tokens: list[_Token], starts: list[bool], k: int) -> _Chain | None:
+    """The ``if`` chain opening at token ``k``, or None when it does not close."""
+    arms: list[_Arm] = []
+    depth, i, n = 0, k + 1, len(tokens)
+    in_test, test_start, body_start = True, k + 1, k + 1
+    test: tuple[str, str] | str | None = _COMPLEX
+    while i < n:
+        word = _keyword(tokens, starts, i)
+        if depth == 0 and in_test and word == "then":
+            test, body_start, in_test = _test(tokens[test_start:i]), i + 1, False
+        elif depth == 0 and not in_test and word in ("elif", "else", "fi"):
+            arms.append(_Arm(test, (body_start, i)))
+            if word == "fi":
+                return _Chain(k, i + 1, arms)
+            if word == "elif":
+                in_test, test_start = True, i + 1
+            else:
+                test, body_start = None, i + 1
+        elif word in _OPENERS:
+            depth += 1
+        elif word in _CLOSERS and depth:
+            depth -= 1
+        i += 1
+    return None
+
+
+@dataclass
+class _Selector:
+    """The variable a script picks its model size by, and the sizes it tests."""
+
+    name: str
+    values: list[str]
+    chains: dict[int, _Chain]
+    # True when the values are the ones the script tests (a run is given the variable), so
+    # each config is named by its value; False when the script assigns the one it runs.
+    enumerated: bool = True
+
+    def runs(self, tokens: list[_Token]) -> list[tuple[str, list[_Token]]]:
+        """(value, the script's tokens as they run with the variable holding it)."""
+        return [(v, self._resolve(tokens, 0, len(tokens), v)) for v in self.values]
+
+    def _resolve(self, tokens: list[_Token], lo: int, hi: int, value: str) -> list[_Token]:
+        out: list[_Token] = []
+        i = lo
+        while i < hi:
+            chain = self.chains.get(i)
+            if chain is None or chain.end > hi:
+                out.append(tokens[i])
+                i += 1
+                continue
+            arm = chain.taken(value)
+            out.append(";")
+            if arm is not None:
+                out.extend(self._resolve(tokens, arm.body[0], arm.body[1], value))
+            out.append(";")
+            i = chain.end
+        return out
+
+
+def _selector(tokens: list[_Token], text: str) -> _Selector | None:
+    """The variable whose plain tests choose the values of the shape flags, or None."""
+    shape_vars = set(_SHAPE_VALUE.findall(text))
+    if not shape_vars or "if" not in text:
+        return None
+    starts = _statement_starts(tokens)
+    chains: dict[str, dict[int, _Chain]] = {}
+    sizes: dict[str, list[str]] = {}
+    for k in range(len(tokens)):
+        if _keyword(tokens, starts, k) != "if":
+            continue
+        chain = _chain(tokens, starts, k)
+        name = chain.variable if chain is not None else None
+        if chain is None or name is None:
+            continue
+        chains.setdefault(name, {})[k] = chain
+        assigned = {
+            m.group(1)
+            for arm in chain.arms
+            for j in range(*arm.body)
+            if (word := _keyword(tokens, starts, j)) and (m := _ASSIGN.match(word))
+        }
+        if assigned & shape_vars:
+            for arm in chain.arms:
+                if isinstance(arm.test, tuple) and arm.test[1] not in sizes.setdefault(name, []):
+                    sizes[name].append(arm.test[1])
+    if not sizes:
+        return None
+    name = max(sizes, key=lambda v: len(sizes[v]))
+    readable, given = _given(tokens, starts, name, text)
+    if not readable:
+        return None
+    values = sizes[name] if given is None else [given]
+    if len(values) > MAX_SIZES:
+        return None
+    return _Selector(name, values, chains[name], enumerated=given is None)
+
+
+def _given(
+    tokens: list[_Token], starts: list[bool], name: str, text: str
+) -> tuple[bool, str | None]:
+    """How the script sets the selector ``name``: (True, None) when a run is given it
+    (assigned ``$2`` or another expansion, or not at all: the environment's), (True, its
+    literal) when one assignment outside any block sets it, (False, None) when the script
+    sets it otherwise (in a branch or more than once: no reader can say which)."""
+    found: list[tuple[bool, str]] = []
+    depth = 0
+    for k, tok in enumerate(tokens):
+        word = _keyword(tokens, starts, k)
+        if word in _OPENERS:
+            depth += 1
+        elif word in _CLOSERS:
+            depth = max(0, depth - 1)
+        elif (
+            isinstance(tok, _Word)
+            and starts[k]
+            and text.startswith(name + "=", tok.start)  # ``NAME=""``: a quoted value
+        ):
+            found.append((depth > 0, tok.text[len(name) + 1 :]))
+    if not found:
+        return True, None
+    if len(found) > 1 and all("$" in raw or raw in ("", '""', "''") for _, raw in found):
+        # an argument parser's ``MODEL_SIZE=$1`` after ``MODEL_SIZE=""``: the run's to give
+        return True, None
+    if len(found) > 1 or found[0][0]:
+        return False, None
+    raw = found[0][1]
+    fallback = _VAR.match(raw)
+    if fallback is not None and fallback.group(3) and "$" not in fallback.group(3):
+        return True, fallback.group(3)  # NAME=${NAME:-7B}: the default, as the reader takes it
+    if "$" in raw or "`" in raw:
+        return True, None
+    return True, raw
