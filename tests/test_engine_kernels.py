@@ -197,6 +197,7 @@ def test_engines_command_lists_the_kernels() -> None:
         "SL328",
         "SL329",
         "SL330",
+        "SL332",
     ]
     assert rows["transformer-engine"]["default"] is True
 

@@ -350,6 +350,14 @@ class Target:
     # (torchtitan's NVFP4 converter, SL327); the performance model times every recipe's
     # GEMMs at FP8 rates.
     fp8_recipe: str | None = None
+    # False when no flag or setting chose the GPU and the built-in default stands in for it:
+    # rules that refuse a config for the GPU itself rather than its shapes report only a GPU
+    # the user chose (SL332).
+    gpu_chosen: bool = True
+    # The dtype the flags or the config asked for when the GPU has no Tensor Core rate for it
+    # and ``dtype`` is the one it is timed in instead (fp8 on an A100 is timed as bf16); None
+    # when ``dtype`` is what was asked.
+    asked_dtype: str | None = None
     # How a training step is run (shapelint.perf.ops): the kernel fusions ("default" is what a
     # Megatron-LM run does; "none" is PyTorch eager; or a comma list), data-parallel GPUs (for
     # the gradient reduction), optimizer state sharded over them (ZeRO/FSDP), and full

@@ -192,9 +192,12 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         defaults.dtype,
         "bf16",
     )
+    runs = runnable_dtype(dtype, gpu)
     return Target(
         gpu=gpu,
-        dtype=runnable_dtype(dtype, gpu),
+        dtype=runs,
+        asked_dtype=None if runs == dtype else dtype,
+        gpu_chosen=not options.gpu_default,
         micro_batch=_first(flags.micro_batch, config.int(Dim.MICRO_BATCH), defaults.micro_batch, 1),
         seq_len=_first(flags.seq_len, seq, defaults.seq_len, DEFAULT_SEQ_LEN),
         tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),

@@ -56,6 +56,7 @@ from shapelint.rules import (
     sl329_te_mxfp8_userbuffers,
     sl330_te_mxfp8_gather_high_precision,
     sl331_trtllm_context_fmha,
+    sl332_te_fp8_recipe_gpu,
 )
 from shapelint.rules.base import Example, Rule, RuleModule
 
@@ -108,6 +109,7 @@ _MODULES = [
     sl329_te_mxfp8_userbuffers,
     sl330_te_mxfp8_gather_high_precision,
     sl331_trtllm_context_fmha,
+    sl332_te_fp8_recipe_gpu,
 ]
 
 REGISTRY: dict[str, RuleModule] = {m.RULE.code: cast(RuleModule, m) for m in _MODULES}

@@ -366,6 +366,48 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
         i = _flag(reader, tokens, i, tok, flags, expand=quote == '"', known=not conditional)
 
 
+# Sizes a Megatron program must be given even when it builds no model from them: its parser
+# requires --num-layers, --hidden-size, --num-attention-heads and --max-position-embeddings
+# (megatron/arguments.py:279-283 in microsoft/Megatron-DeepSpeed at f4157bea), so data tools
+# (examples_deepspeed/data_efficiency/analyze_data.py) and checkpoint converters, which take the
+# shape from the checkpoint (Pai-Megatron-Patch's hf2mcore.py:209-219 at a098ca5a), pass 1s.
+PLACEHOLDER_FLAGS = frozenset(
+    {
+        "--hidden-size",
+        "--num-attention-heads",
+        "--num-layers",
+        "--ffn-hidden-size",
+        "--num-query-groups",
+        "--kv-channels",
+        "--max-position-embeddings",
+        "--seq-length",
+        "--vocab-size",
+        "--make-vocab-size-divisible-by",
+    }
+)
+
+
+def _placeholders(entries: list[Entry]) -> list[Entry]:
+    """A hidden size of 1 is no model's: the script's sizes of 1 are placeholders (unknown),
+    the real shape comes from elsewhere. Other values stay as written."""
+    hidden = next((e.value for e in entries if e.key == "--hidden-size"), None)
+    if not isinstance(hidden, Scalar) or not hidden.known or hidden.value != 1:
+        return entries
+    out = []
+    for entry in entries:
+        value = entry.value
+        if (
+            entry.key in PLACEHOLDER_FLAGS
+            and isinstance(value, Scalar)
+            and value.known
+            and value.value == 1
+        ):
+            placeholder = Scalar(None, value.span, expression="1 (a placeholder)", known=False)
+            entry = Entry(entry.key, entry.key_span, placeholder)
+        out.append(entry)
+    return out
+
+
 def parse_shell(path: str, text: str) -> Document:
     """A shell script as a `Document`: one candidate of its ``--flag value`` pairs, or none."""
     doc = Document(path=path, text=text, format="shell")
@@ -413,6 +455,7 @@ def parse_shell(path: str, text: str) -> Document:
             text = value.expression or self_text(value)
             value = Scalar(None, value.span, expression=text, known=False)
         entries.append(Entry(name, key_span, value))
+    entries = _placeholders(entries)
     root = Mapping(tuple(entries), reader.span(0, len(text)))
     doc.candidates.append(Candidate(name="", root=root, kind="shell"))
     return doc
