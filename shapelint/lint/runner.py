@@ -423,22 +423,32 @@ def _not_understood(
     )
     from shapelint.rules import sl009_config_not_understood as sl009
 
-    if any(looks_like_model(c.dims) for c in configs):
+    if any(looks_like_model({d: v for d, v in c.dims.items() if v.known}) for c in configs):
         return []
     keys = shape_keys(doc, options.extra_keys)
     if not enough_shape_keys(keys):
         return []
     rule = sl009.RULE
     first = keys[0]
+    paths = [k.path for k in keys]
+    unknown = {k.path: k.unknown for k in keys if k.unknown is not None and k.dim in CORE}
+    for config in configs:  # values a dialect knows to be unknown (a conversion's template)
+        for dim in CORE:
+            v = config.get(dim)
+            if v is not None and not v.known and v.expression and v.key not in unknown:
+                unknown[v.key] = v.expression
     return [
         Finding(
             code=rule.code,
             name=rule.name,
             severity=rule.severity,
             message=sl009.message(
-                [k.path for k in keys],
+                paths,
                 settings_line(keys),
-                [(k.path, k.unknown) for k in keys if k.unknown is not None and k.dim in CORE],
+                sorted(
+                    unknown.items(),
+                    key=lambda item: paths.index(item[0]) if item[0] in paths else len(paths),
+                ),
             ),
             path=doc.path,
             span=first.span,

@@ -234,4 +234,30 @@ def extract_as(
     configs = training_config(b)
     if external is not None and isinstance(external[1], Scalar) and external[1].value:
         configs = [replace(c, shape_from_elsewhere=True) for c in configs]
+    if resolve(b.root, CONVERSION_SOURCE, candidate.key_prefix) is not None:
+        configs = [_template(c) for c in configs]
     return configs
+
+
+# NeMo-Framework-Launcher's HF -> NeMo conversion stage (``conf/conversion_hf2nemo/*.yaml``)
+# runs NeMo's ``convert_llama_hf_to_nemo.py`` with the checkpoint path and the output file
+# only (launcher_scripts/nemo_launcher/core/stages.py:2611-2650 at 26e42fa9); the converter
+# copies the shape from the checkpoint's HF config (``load_config``,
+# scripts/checkpoint_converters/convert_llama_hf_to_nemo.py:75-84 in NVIDIA/NeMo at 2fac26a8).
+# The file's ``model`` block is a template whose sizes need not be the model's (the Mixtral
+# 8x22B one pairs 48 heads with 32 query groups; the checkpoint has 8).
+CONVERSION_SOURCE = "run.huggingface_ckpt_path"
+
+
+def _template(config: ModelConfig) -> ModelConfig:
+    """``config`` with every value unknown (kept, so no other reading fills them in)."""
+    dims = {
+        dim: replace(
+            v,
+            value=None,
+            known=False,
+            expression=f"{v.value} (the converter reads the checkpoint's)",
+        )
+        for dim, v in config.dims.items()
+    }
+    return replace(config, dims=dims, formulas={}, gated_mlp=None)
