@@ -99,3 +99,17 @@ def test_finding_points_at_the_fp8_setting(tmp_path: Path) -> None:
     line = text.splitlines()[finding["line"] - 1]
     start = finding["column"] - 1
     assert line[start : start + len("mxfp8")] == "mxfp8"
+
+
+def test_estimate_line_says_the_fp8_config_is_timed_in_bf16(tmp_path: Path) -> None:
+    # The A100's table row has no FP8 Tensor Core rate (shapelint/perf/gpus.yaml), so the
+    # step is timed in bf16; the "Estimated for:" line says which dtype was asked for.
+    path = tmp_path / "train.sh"
+    path.write_text(SCRIPT.format(extra="--fp8-format hybrid"))
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", str(path), "--no-cache", "--gpu", "a100"], out, err)
+    (line,) = [x for x in out.getvalue().splitlines() if x.startswith("Estimated for:")]
+    assert "A100-SXM-80GB, bf16 (fp8 asked: no fp8 rate)," in line
+    out = io.StringIO()
+    main(["check", str(path), "--no-cache", "--gpu", "h100"], out, err)
+    assert "asked" not in out.getvalue()

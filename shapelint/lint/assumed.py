@@ -49,6 +49,9 @@ class AssumedTarget:
     # The FP8-family recipe when one is chosen and the dtype is fp8 (text line only): every
     # recipe's GEMMs are timed at FP8 rates, which the line says for NVFP4.
     fp8_recipe: str | None = None
+    # The dtype asked for when the first GPU has no Tensor Core rate for it and the estimate is
+    # timed in ``values["dtype"]`` instead (text line only: ``bf16 (fp8 asked: no fp8 rate)``).
+    asked_dtype: str | None = None
 
     @property
     def defaults(self) -> tuple[str, ...]:
@@ -74,7 +77,12 @@ class AssumedTarget:
         v = self.values
         parts = [
             ", ".join(self.gpus) + ("*" if self.gpu_default else ""),
-            mark("dtype", str(v["dtype"])),
+            mark("dtype", str(v["dtype"]))
+            + (
+                f" ({self.asked_dtype} asked: no {self.asked_dtype} rate)"
+                if self.asked_dtype
+                else ""
+            ),
             mark("mode", str(v["mode"])),
             mark("micro_batch", f"micro-batch {v['micro_batch']}"),
             mark("seq_len", f"seq {v['seq_len']}"),
@@ -128,6 +136,7 @@ def assumed_target(config: ModelConfig, options: LintOptions) -> AssumedTarget:
         options.gpu_default,
         engines=target.engines,
         fp8_recipe=target.fp8_recipe if target.dtype == "fp8" else None,
+        asked_dtype=target.asked_dtype,
         parallel=(
             ("pp", target.pp),
             ("ep", target.ep),

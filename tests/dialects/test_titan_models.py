@@ -91,3 +91,73 @@ def test_torchtitan_0_2_moe_args_and_moe_enabled() -> None:
     assert Dim.FFN not in config.dims
     dense = next(iter(read(QWEN3_MOE_02.replace("moe_enabled=True", "moe_enabled=False")).values()))
     assert dense.int(Dim.FFN) == 6144
+
+
+# torchtitan b5bcd76c, torchtitan/models/qwen3_5/__init__.py `_397b_a17b` (lines 1023-1083),
+# cut to its shape keywords; the vision encoder and init keywords are left out.
+QWEN35_MOE = """\
+def _397b_a17b(attn_backend: str, moe_comm_backend: str = "standard") -> Qwen35Model.Config:
+    dim = 4096
+    head_dim = 256
+    rotary_dim = 64
+    n_layers = 60
+    vocab_size = 248320
+    return Qwen35Model.Config(
+        vocab_size=vocab_size,
+        dim=dim,
+        norm=_offset_norm(dim),
+        layers=_build_qwen35_moe_layers(
+            rope=MRoPE.Config(
+                dim=rotary_dim,
+                max_context_length=262144,
+                theta=10_000_000.0,
+                mrope_section=[11, 11, 10],
+            ),
+            attn_backend=attn_backend,
+            n_layers=n_layers,
+            dim=dim,
+            n_heads=32,
+            n_kv_heads=2,
+            head_dim=head_dim,
+            rotary_dim=rotary_dim,
+            moe_hidden_dim=1024,
+            num_experts=512,
+            top_k=10,
+            shared_expert_hidden_dim=1024,
+            n_key_heads=16,
+            n_value_heads=64,
+            key_head_dim=128,
+            value_head_dim=128,
+            moe_comm_backend=moe_comm_backend,
+        ),
+    )
+"""
+
+
+def test_qwen3_5_hybrid_flavour() -> None:
+    config = read(QWEN35_MOE)["_397b_a17b"]
+    assert config.dialect == "torchtitan"
+    want = {
+        Dim.HIDDEN: 4096,
+        Dim.HEADS: 32,
+        Dim.KV_HEADS: 2,
+        Dim.HEAD_DIM: 256,
+        Dim.LAYERS: 60,
+        Dim.VOCAB: 248320,
+        Dim.MOE_FFN: 1024,
+        Dim.EXPERTS: 512,
+        Dim.EXPERTS_PER_TOKEN: 10,
+        Dim.ROTARY_DIM: 64,
+        Dim.SHARED_EXPERTS: 1,  # one shared expert as wide as a routed one
+        Dim.SEQ_LEN: 262144,
+    }
+    assert {d: config.int(d) for d in want} == want
+    # Layer i has softmax attention when (i + 1) % 4 == 0 (_build_qwen35_moe_layers, default
+    # full_attention_interval 4): the other 45 of 60 are Gated DeltaNet, which is not timed.
+    linear = sum(1 for i in range(60) if (i + 1) % 4 != 0)
+    assert config.untimed.startswith(f"{linear} of 60 layers are Gated DeltaNet")
+
+
+def test_qwen3_5_shared_expert_of_another_width_stays_unknown() -> None:
+    text = QWEN35_MOE.replace("shared_expert_hidden_dim=1024", "shared_expert_hidden_dim=1536")
+    assert Dim.SHARED_EXPERTS not in read(text)["_397b_a17b"].dims

@@ -17,8 +17,9 @@ blocks built by a family helper, called with keywords::
 
 The Python reader gives that as one call candidate with the nested keywords under ``layers``.
 Detected by the call's class (`FAMILIES`: the families whose block helpers were read at
-torchtitan 0.3.0) and a ``layers`` mapping with ``n_layers`` and ``n_heads``. Other families
-(DeepSeek-V3, gpt-oss, Kimi, Qwen3.5) build their blocks differently and stay unread (SL009).
+torchtitan 0.3.0, and Qwen3.5 at b5bcd76c) and a ``layers`` mapping with ``n_layers`` and
+``n_heads``. Other families (DeepSeek-V3, gpt-oss, Kimi) build their blocks differently and stay
+unread (SL009).
 
 Keys: ``dim`` hidden (else ``layers.dim``), ``layers.n_layers``, ``layers.n_heads``,
 ``layers.n_kv_heads`` (left out: the heads, as ``make_gqa_config`` does), ``layers.head_dim``
@@ -27,9 +28,13 @@ literal, or ``compute_ffn_hidden_dim(dim, multiple_of=…, ffn_dim_multiplier=�
 with torchtitan's formula (``models/common/feed_forward.py``: int(8·dim/3), times the
 multiplier, rounded up to ``multiple_of``) when its arguments are literals and ``dim`` is the
 config's own; ``vocab_size``; Qwen3's MoE blocks: ``layers.moe_hidden_dim`` (each expert's
-width), ``layers.num_experts``, ``layers.top_k``; the rope's ``max_context_length`` /
-``max_seq_len`` as the maximum context. A flavour is a released model's architecture: its
-fixes are unsafe (and a builder's values are shared locals, never edited in place).
+width), ``layers.num_experts``, ``layers.top_k``; Qwen3.5's ``layers.rotary_dim``,
+``layers.shared_expert_hidden_dim`` (shared experts: that width over ``moe_hidden_dim`` when it
+divides), and its hybrid layers: one in ``full_attention_interval`` (4 unless stated) has
+softmax attention, the rest are Gated DeltaNet, so the flavour is not timed; the rope's
+``max_context_length`` / ``max_seq_len`` as the maximum context. A flavour is a released
+model's architecture: its fixes are unsafe (and a builder's values are shared locals, never
+edited in place).
 """
 
 from __future__ import annotations
@@ -44,8 +49,13 @@ NAME = "torchtitan"
 
 # The model classes whose flavours this reads (torchtitan 0.3.0: llama3/__init__.py
 # `_build_llama3_layers`, qwen3/__init__.py `_build_qwen3_layers`, `_build_qwen3_moe_layers`).
-FAMILIES = frozenset({"Llama3Model.Config", "Qwen3Model.Config"})
+FAMILIES = frozenset({"Llama3Model.Config", "Qwen3Model.Config", "Qwen35Model.Config"})
 FFN_HELPER = "compute_ffn_hidden_dim"
+# Qwen3.5 (torchtitan b5bcd76c, qwen3_5/__init__.py): `_build_qwen35_layers` and
+# `_build_qwen35_moe_layers` give layer i softmax attention when (i + 1) % interval == 0 and a
+# Gated DeltaNet (linear attention) otherwise; the interval defaults to 4 (lines 334, 405).
+HYBRID_FAMILY = "Qwen35Model.Config"
+FULL_ATTENTION_INTERVAL = 4
 
 
 def _layers(candidate: Candidate) -> Mapping | None:
@@ -76,6 +86,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.MOE_FFN, "layers.moe_hidden_dim")
     b.take(Dim.EXPERTS, "layers.num_experts")
     b.take(Dim.EXPERTS_PER_TOKEN, "layers.top_k")
+    b.take(Dim.ROTARY_DIM, "layers.rotary_dim")
+    _shared_expert(b)
     if b.take(Dim.SEQ_LEN, "layers.rope.max_context_length", "layers.rope.max_seq_len"):
         b.seq_is_max_context = True
     width = b.lookup("layers.hidden_dim")
@@ -85,8 +97,33 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         else:
             b.set(Dim.FFN, _ffn_helper(b, width))
     b.gated_mlp = True  # make_ffn_config: w1, w2, w3 (SwiGLU); MoE experts likewise
+    if candidate.callee.endswith(HYBRID_FAMILY):
+        b.untimed = _linear_attention_layers(b)
     config = b.build()
     return [config] if Dim.HIDDEN in config.dims and Dim.HEADS in config.dims else []
+
+
+def _shared_expert(b: Builder) -> None:
+    """Qwen3.5's ``shared_expert_hidden_dim``: one shared SwiGLU expert that wide
+    (``_shared_experts_config``), counted in routed experts' widths when it is a whole
+    multiple of ``moe_hidden_dim``; otherwise unknown."""
+    shared, moe = b.lookup("layers.shared_expert_hidden_dim"), b.dims.get(Dim.MOE_FFN)
+    s, m = (shared.as_int if shared else None), b.int(Dim.MOE_FFN)
+    if shared is None or moe is None or not s or not m or s % m:
+        return
+    formula = "shared_expert_hidden_dim / moe_hidden_dim"
+    b.set(Dim.SHARED_EXPERTS, derived(s // m, (shared, moe), formula))
+
+
+def _linear_attention_layers(b: Builder) -> str:
+    """Why a Qwen3.5 flavour is not timed: most of its layers are Gated DeltaNet."""
+    stated = b.lookup("layers.full_attention_interval")
+    interval = stated.as_int if stated is not None else FULL_ATTENTION_INTERVAL
+    n = b.int(Dim.LAYERS)
+    if interval is None or interval < 1 or n is None:
+        return "its layers mix Gated DeltaNet (linear attention) with softmax attention"
+    linear = n - n // interval
+    return f"{linear} of {n} layers are Gated DeltaNet linear attention (full_attention_interval)"
 
 
 def _ffn_helper(b: Builder, width: Value) -> Value | None:
