@@ -17,9 +17,10 @@ blocks built by a family helper, called with keywords::
 
 The Python reader gives that as one call candidate with the nested keywords under ``layers``.
 Detected by the call's class (`FAMILIES`: the families whose block helpers were read at
-torchtitan 0.3.0, and Qwen3.5 at b5bcd76c) and a ``layers`` mapping with ``n_layers`` and
-``n_heads``. Other families (DeepSeek-V3, gpt-oss, Kimi) build their blocks differently and stay
-unread (SL009).
+torchtitan 0.3.0, and Qwen3.5, DeepSeek-V3 and Kimi K2.5 at b5bcd76c) and a ``layers``
+mapping with ``n_layers`` and ``n_heads`` (DeepSeek-V3 and Kimi bind the blocks to a local,
+``layers=layers``, which the Python reader follows). gpt-oss builds its blocks differently and
+stays unread (SL009).
 
 Keys: ``dim`` hidden (else ``layers.dim``), ``layers.n_layers``, ``layers.n_heads``,
 ``layers.n_kv_heads`` (left out: the heads, as ``make_gqa_config`` does), ``layers.head_dim``
@@ -31,7 +32,8 @@ config's own; ``vocab_size``; Qwen3's MoE blocks: ``layers.moe_hidden_dim`` (eac
 width), ``layers.num_experts``, ``layers.top_k``; Qwen3.5's ``layers.rotary_dim``,
 ``layers.shared_expert_hidden_dim`` (shared experts: that width over ``moe_hidden_dim`` when it
 divides), and its hybrid layers: one in ``full_attention_interval`` (4 unless stated) has
-softmax attention, the rest are Gated DeltaNet, so the flavour is not timed; the rope's
+softmax attention, the rest are Gated DeltaNet, so the flavour is not timed; DeepSeek-V3's
+and Kimi's multi-head latent attention and MoE (`_mla_moe`); the rope's
 ``max_context_length`` / ``max_seq_len`` as the maximum context. A flavour is a released
 model's architecture: its fixes are unsafe (and a builder's values are shared locals, never
 edited in place).
@@ -49,7 +51,12 @@ NAME = "torchtitan"
 
 # The model classes whose flavours this reads (torchtitan 0.3.0: llama3/__init__.py
 # `_build_llama3_layers`, qwen3/__init__.py `_build_qwen3_layers`, `_build_qwen3_moe_layers`).
-FAMILIES = frozenset({"Llama3Model.Config", "Qwen3Model.Config", "Qwen35Model.Config"})
+# DeepSeek-V3 and Kimi K2.5 (b5bcd76c, deepseek_v3/__init__.py `build_mla_moe_layers`, which
+# kimi_k2_7/__init__.py calls too): multi-head latent attention and MoE after dense layers.
+MLA_FAMILIES = frozenset({"DeepSeekV3Model.Config", "KimiK25Model.Config"})
+FAMILIES = (
+    frozenset({"Llama3Model.Config", "Qwen3Model.Config", "Qwen35Model.Config"}) | MLA_FAMILIES
+)
 FFN_HELPER = "compute_ffn_hidden_dim"
 # Qwen3.5 (torchtitan b5bcd76c, qwen3_5/__init__.py): `_build_qwen35_layers` and
 # `_build_qwen35_moe_layers` give layer i softmax attention when (i + 1) % interval == 0 and a
@@ -80,6 +87,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.HIDDEN, "dim", "layers.dim")
     b.take(Dim.HEADS, "layers.n_heads")
     b.take(Dim.KV_HEADS, "layers.n_kv_heads")
+    if any(candidate.callee.endswith(f) for f in MLA_FAMILIES):
+        _mla_moe(b)
     b.take(Dim.HEAD_DIM, "layers.head_dim")
     b.take(Dim.LAYERS, "layers.n_layers")
     b.take(Dim.VOCAB, "vocab_size")
@@ -101,6 +110,30 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         b.untimed = _linear_attention_layers(b)
     config = b.build()
     return [config] if Dim.HIDDEN in config.dims and Dim.HEADS in config.dims else []
+
+
+def _mla_moe(b: Builder) -> None:
+    """``build_mla_moe_layers``'s keywords: the query/key head is ``qk_nope_head_dim +
+    qk_rope_head_dim`` wide, values ``v_head_dim``; ``q_lora_rank`` 0 means a plain ``wq``
+    (no query LoRA, left out); the first ``n_dense_layers`` are ``dense_hidden_dim`` SwiGLU
+    MLPs, the rest MoE with ``num_experts`` experts of ``moe_hidden_dim``, ``router_top_k``
+    per token and ``num_shared_experts`` shared ones."""
+    nope, rope = b.lookup("layers.qk_nope_head_dim"), b.lookup("layers.qk_rope_head_dim")
+    if nope is not None and rope is not None and nope.as_int and rope.as_int is not None:
+        b.set(
+            Dim.HEAD_DIM,
+            derived(nope.as_int + rope.as_int, (nope, rope), "qk_nope_head_dim + qk_rope_head_dim"),
+        )
+    b.take(Dim.V_HEAD_DIM, "layers.v_head_dim")
+    b.take(Dim.ROPE_HEAD_DIM, "layers.qk_rope_head_dim")
+    b.take(Dim.KV_LORA_RANK, "layers.kv_lora_rank")
+    q_lora = b.lookup("layers.q_lora_rank")
+    if q_lora is not None and (q_lora.as_int is None or q_lora.as_int > 0):
+        b.set(Dim.Q_LORA_RANK, q_lora)
+    b.take(Dim.FFN, "layers.dense_hidden_dim")
+    b.take(Dim.DENSE_LAYERS, "layers.n_dense_layers")
+    b.take(Dim.EXPERTS_PER_TOKEN, "layers.router_top_k")
+    b.take(Dim.SHARED_EXPERTS, "layers.num_shared_experts")
 
 
 def _shared_expert(b: Builder) -> None:
