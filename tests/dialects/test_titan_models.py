@@ -59,7 +59,7 @@ def test_a_helper_call_it_cannot_vouch_for_leaves_the_ffn_unknown() -> None:
 
 
 def test_families_not_read_are_left_alone() -> None:
-    text = FLAVOUR.replace("Llama3Model.Config(", "GptOssModel.Config(")
+    text = FLAVOUR.replace("Llama3Model.Config(", "MuseGlimmerModel.Config(")
     assert all(c.dialect != "torchtitan" for c in read(text).values())
 
 
@@ -260,3 +260,51 @@ def test_a_local_rebound_after_the_call_is_not_read() -> None:
         "    return DeepSeekV3Model", "    layers = layers[:2]\n    return DeepSeekV3Model"
     )
     assert all(c.dialect != "torchtitan" for c in read(text).values())
+
+
+# torchtitan b5bcd76c, torchtitan/models/gpt_oss/__init__.py `_20b` (lines 293-334), cut to its
+# shape keywords. `_build_gptoss_layers` passes no heads: `_make_gptoss_attn_config`'s defaults
+# (64 heads, 8 KV heads, head dim 64: lines 74-76) and a 128 window on even layers (line 209).
+GPT_OSS_20B = """\
+def _20b(moe_comm_backend: str, attn_backend: str = "varlen") -> GptOssModel.Config:
+    dim = 2880
+    hidden_dim = 2880
+    n_layers = 24
+    return GptOssModel.Config(
+        dim=dim,
+        vocab_size=201088,
+        layers=_build_gptoss_layers(
+            fuse_qkv=True,
+            dim=dim,
+            n_layers=n_layers,
+            hidden_dim=hidden_dim,
+            num_experts=32,
+            top_k=4,
+            load_balance_coeff=1e-3,
+            attn_backend=attn_backend,
+            moe_comm_backend=moe_comm_backend,
+            rope=CosSinRoPE.Config(dim=64, max_context_length=131072, theta=150000.0),
+        ),
+    )
+"""
+
+
+def test_gpt_oss_flavour() -> None:
+    config = read(GPT_OSS_20B)["_20b"]
+    assert config.dialect == "torchtitan"
+    want = {
+        Dim.HIDDEN: 2880,
+        Dim.LAYERS: 24,
+        Dim.VOCAB: 201088,
+        Dim.HEADS: 64,
+        Dim.KV_HEADS: 8,
+        Dim.HEAD_DIM: 64,
+        Dim.MOE_FFN: 2880,
+        Dim.EXPERTS: 32,
+        Dim.EXPERTS_PER_TOKEN: 4,
+        Dim.SLIDING_WINDOW: 128,
+        Dim.WINDOW_LAYERS: len([i for i in range(24) if i % 2 == 0]),
+        Dim.SEQ_LEN: 131072,
+    }
+    assert {d: config.int(d) for d in want} == want
+    assert Dim.FFN not in config.dims  # every layer is MoE: hidden_dim is the experts' width

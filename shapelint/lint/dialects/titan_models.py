@@ -19,8 +19,9 @@ The Python reader gives that as one call candidate with the nested keywords unde
 Detected by the call's class (`FAMILIES`: the families whose block helpers were read at
 torchtitan 0.3.0, and Qwen3.5, DeepSeek-V3 and Kimi K2.5 at b5bcd76c) and a ``layers``
 mapping with ``n_layers`` and ``n_heads`` (DeepSeek-V3 and Kimi bind the blocks to a local,
-``layers=layers``, which the Python reader follows). gpt-oss builds its blocks differently and
-stays unread (SL009).
+``layers=layers``, which the Python reader follows); gpt-oss's ``layers`` states no heads
+(`GPT_OSS_ATTENTION`: the defaults its block helper always uses) but ``hidden_dim`` and
+``num_experts``.
 
 Keys: ``dim`` hidden (else ``layers.dim``), ``layers.n_layers``, ``layers.n_heads``,
 ``layers.n_kv_heads`` (left out: the heads, as ``make_gqa_config`` does), ``layers.head_dim``
@@ -33,7 +34,7 @@ width), ``layers.num_experts``, ``layers.top_k``; Qwen3.5's ``layers.rotary_dim`
 ``layers.shared_expert_hidden_dim`` (shared experts: that width over ``moe_hidden_dim`` when it
 divides), and its hybrid layers: one in ``full_attention_interval`` (4 unless stated) has
 softmax attention, the rest are Gated DeltaNet, so the flavour is not timed; DeepSeek-V3's
-and Kimi's multi-head latent attention and MoE (`_mla_moe`); the rope's
+and Kimi's multi-head latent attention and MoE (`_mla_moe`); gpt-oss's (`_gpt_oss`); the rope's
 ``max_context_length`` / ``max_seq_len`` as the maximum context. A flavour is a released
 model's architecture: its fixes are unsafe (and a builder's values are shared locals, never
 edited in place).
@@ -55,7 +56,10 @@ NAME = "torchtitan"
 # kimi_k2_7/__init__.py calls too): multi-head latent attention and MoE after dense layers.
 MLA_FAMILIES = frozenset({"DeepSeekV3Model.Config", "KimiK25Model.Config"})
 FAMILIES = (
-    frozenset({"Llama3Model.Config", "Qwen3Model.Config", "Qwen35Model.Config"}) | MLA_FAMILIES
+    frozenset(
+        {"Llama3Model.Config", "Qwen3Model.Config", "Qwen35Model.Config", "GptOssModel.Config"}
+    )
+    | MLA_FAMILIES
 )
 FFN_HELPER = "compute_ffn_hidden_dim"
 # Qwen3.5 (torchtitan b5bcd76c, qwen3_5/__init__.py): `_build_qwen35_layers` and
@@ -63,6 +67,13 @@ FFN_HELPER = "compute_ffn_hidden_dim"
 # Gated DeltaNet (linear attention) otherwise; the interval defaults to 4 (lines 334, 405).
 HYBRID_FAMILY = "Qwen35Model.Config"
 FULL_ATTENTION_INTERVAL = 4
+# gpt-oss (b5bcd76c, gpt_oss/__init__.py): `_build_gptoss_layers(dim=…, n_layers=…,
+# hidden_dim=…, num_experts=…, top_k=…)` states no heads; every layer's attention comes from
+# `_make_gptoss_attn_config`'s defaults, 64 heads, 8 KV heads of 64 (lines 74-76), with a
+# 128-token window on even layers (line 209); every layer is MoE, experts `hidden_dim` wide.
+GPT_OSS = "GptOssModel.Config"
+GPT_OSS_ATTENTION = {Dim.HEADS: 64, Dim.KV_HEADS: 8, Dim.HEAD_DIM: 64}
+GPT_OSS_WINDOW = 128
 
 
 def _layers(candidate: Candidate) -> Mapping | None:
@@ -77,7 +88,11 @@ def detect(candidate: Candidate) -> bool:
     ):
         return False
     layers = _layers(candidate)
-    return layers is not None and all(child(layers, k) is not None for k in ("n_layers", "n_heads"))
+    if layers is None or child(layers, "n_layers") is None:
+        return False
+    if candidate.callee.endswith(GPT_OSS):
+        return child(layers, "hidden_dim") is not None and child(layers, "num_experts") is not None
+    return child(layers, "n_heads") is not None
 
 
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
@@ -89,6 +104,9 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.KV_HEADS, "layers.n_kv_heads")
     if any(candidate.callee.endswith(f) for f in MLA_FAMILIES):
         _mla_moe(b)
+    gpt_oss = candidate.callee.endswith(GPT_OSS)
+    if gpt_oss:
+        _gpt_oss(b)
     b.take(Dim.HEAD_DIM, "layers.head_dim")
     b.take(Dim.LAYERS, "layers.n_layers")
     b.take(Dim.VOCAB, "vocab_size")
@@ -100,7 +118,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     if b.take(Dim.SEQ_LEN, "layers.rope.max_context_length", "layers.rope.max_seq_len"):
         b.seq_is_max_context = True
     width = b.lookup("layers.hidden_dim")
-    if width is not None:
+    if width is not None and not gpt_oss:
         if width.known and width.value is not None:
             b.set(Dim.FFN, width)
         else:
@@ -110,6 +128,23 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         b.untimed = _linear_attention_layers(b)
     config = b.build()
     return [config] if Dim.HIDDEN in config.dims and Dim.HEADS in config.dims else []
+
+
+def _gpt_oss(b: Builder) -> None:
+    """gpt-oss: the attention `_build_gptoss_layers` always builds (`GPT_OSS_ATTENTION`), its
+    sliding window on every other layer, and MoE in every layer."""
+    layers = b.lookup("layers.n_layers")
+    if layers is None:
+        return
+    for dim, value in GPT_OSS_ATTENTION.items():
+        if b.lookup(f"layers.{dim.value}", f"layers.n_{dim.value}") is None:
+            b.set(dim, derived(value, (layers,), f"_make_gptoss_attn_config default {value}"))
+    n = layers.as_int
+    if n:
+        window = derived(GPT_OSS_WINDOW, (layers,), "sliding_window_size 128 on even layers")
+        b.set(Dim.SLIDING_WINDOW, window)
+        b.set(Dim.WINDOW_LAYERS, derived((n + 1) // 2, (layers,), "layers i with i % 2 == 0"))
+    b.take(Dim.MOE_FFN, "layers.hidden_dim")
 
 
 def _mla_moe(b: Builder) -> None:
