@@ -127,8 +127,10 @@ ENGINES: tuple[Engine, ...] = (
         "c6d3bb2a",
         "NVIDIA/TensorRT-LLM@c6d3bb2a (tensorrt_llm/_torch/modules/attention.py); @2340c776 "
         "(cpp/tensorrt_llm/kernels/unfusedAttentionKernels/unfusedAttentionKernels_2_template.h); "
-        "@00dbe288 (cpp/tensorrt_llm/common/attentionOp.cpp, contextFusedMultiHeadAttention/"
-        "fmhaRunner.cpp); @03cdd5a6 (contextFusedMultiHeadAttention/cubin/fmha_cubin.h)",
+        "@00dbe288 (cpp/tensorrt_llm/common/attentionOp.cpp, thop/attentionOp.cpp, "
+        "contextFusedMultiHeadAttention/fmhaRunner.cpp); @0ab9d17a "
+        "(kernels/decoderMaskedMultiheadAttention.cu); @03cdd5a6 "
+        "(contextFusedMultiHeadAttention/cubin/fmha_cubin.h)",
         ("trtllm", "trt-llm", "tensorrt_llm"),
         named_only=True,
     ),

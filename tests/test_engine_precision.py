@@ -139,8 +139,8 @@ def test_training_configs_at_their_own_sizes_report_only_a_real_head_size(corpus
 def test_production_config_is_silent_on_tensorrt_llm(
     corpus: Path, rel: str, tp: int, source: str, gpu: str
 ) -> None:
-    """TensorRT-LLM (checked only when named): heads vs tensor parallel (SL301), the KV-cache
-    kernels' vector width (SL326) and the context FMHA kernels on sm80/86/89/90 (SL331), in
+    """TensorRT-LLM (checked only when named): heads vs tensor parallel (SL301), the MMHA
+    decoder kernels' head sizes (SL326) and the context FMHA kernels on sm80/86/89/90 (SL331), in
     prefill and decode: nothing to report."""
     path = corpus / rel
     for mode in ("prefill", "decode"):

@@ -1,5 +1,6 @@
 """TensorRT-LLM (named only): SL301's heads vs tensor parallel (``Attention.__init__`` at
-c6d3bb2a) and SL326's head size vs the KV-cache kernels' vector width (2340c776).
+c6d3bb2a), SL326's head size vs the MMHA decoder kernels (``AttentionOp::initialize`` at
+00dbe288) and the KV-cache kernels' vector width (2340c776).
 
 Shapes are published configs' numbers, written by hand with their sources.
 """
@@ -60,12 +61,61 @@ def test_heads_must_divide_tp(tmp_path: Path) -> None:
     assert codes(tmp_path, llama, "--engine", "trtllm", "--tp", "8") == []
 
 
-def test_head_size_multiple_of_the_vector_width(tmp_path: Path) -> None:
+# The head sizes of TensorRT-LLM's MMHA decoder kernels (decoderMaskedMultiheadAttention.cu at
+# 0ab9d17a: MMHA_SUPPORTED_HEAD_SIZES); AttentionOp::initialize (attentionOp.cpp at 00dbe288)
+# refuses any other head size but 72, MLA aside, before any prefill or decode step.
+MMHA = {32, 48, 64, 80, 96, 104, 112, 128, 144, 160, 192, 224, 256}
+# H2O-Danube3 4B (h2oai/h2o-danube3-4b-chat model card, "Model Architecture": n_embd 3840,
+# n_heads 32, n_query_groups 8, 24 layers, vocab 32000; k_proj 3840 -> 960 = 8 x 120,
+# gate/up 3840 -> 10240), in the Llama keys of its config.json.
+DANUBE3_4B = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 3840,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 10240,
+    "num_hidden_layers": 24,
+    "vocab_size": 32000,
+}
+
+
+def test_head_size_without_an_mmha_kernel(tmp_path: Path) -> None:
+    # OpenLLaMA 3B: 3200 / 32 = 100, not a decoder kernel's head size (nor a multiple of 8).
+    head = OPEN_LLAMA_3B["hidden_size"] // OPEN_LLAMA_3B["num_attention_heads"]
+    assert head == 100 and head not in MMHA
     (finding,) = codes(tmp_path, OPEN_LLAMA_3B, "--engine", "tensorrt-llm")
+    assert finding[0] == "SL326" and "Head size 100 is not supported by MMHA" in finding[1]
     # 100 % 8 == 4 in bf16 (16-bit: 8 elements per 16 bytes).
-    assert finding[0] == "SL326" and "head dim 100, X = 8" in finding[1]
-    # In fp32 a vector holds 4 elements and 100 % 4 == 0.
-    assert codes(tmp_path, OPEN_LLAMA_3B, "--engine", "tensorrt-llm", "--dtype", "fp32") == []
+    assert "nor is 100 a multiple of 8" in finding[1] and "read at 00dbe288" in finding[1]
+    # In fp32 a vector holds 4 elements and 100 % 4 == 0, but the MMHA check does not look at
+    # the dtype: still refused.
+    (finding,) = codes(tmp_path, OPEN_LLAMA_3B, "--engine", "tensorrt-llm", "--dtype", "fp32")
+    assert finding[0] == "SL326" and "Head size 100 is not supported by MMHA" in finding[1]
+    assert "a multiple of" not in finding[1]
+
+
+@pytest.mark.parametrize("gpu", ["H100-SXM", "A100-SXM-80GB", "L40S", "B200", "V100-SXM2"])
+@pytest.mark.parametrize("mode", ["prefill", "decode"])
+def test_danube3_head_size_120_is_refused(tmp_path: Path, gpu: str, mode: str) -> None:
+    """A multiple of 8 without an MMHA kernel: refused on every GPU, in prefill as in decode
+    (the check runs when the attention op initializes)."""
+    head = DANUBE3_4B["hidden_size"] // DANUBE3_4B["num_attention_heads"]  # type: ignore[operator]
+    assert head == 120 and head % 8 == 0 and head not in MMHA
+    found = codes(tmp_path, DANUBE3_4B, "--engine", "tensorrt-llm", "--gpu", gpu, "--mode", mode)
+    (finding,) = [f for f in found if f[0] == "SL326"]
+    assert "Head size 120 is not supported by MMHA" in finding[1]
+    assert "a multiple of" not in finding[1]
+    # A refused head size is not also reported as slow (SL331).
+    assert all(code != "SL331" for code, _ in found)
+
+
+def test_head_sizes_the_attention_op_takes(tmp_path: Path) -> None:
+    """Every MMHA head size, and 72 (let through for its FMHA kernels), passes; 40 has context
+    FMHA kernels but no MMHA kernel, and is refused."""
+    for head in sorted(MMHA | {72, 40}):
+        config = {**LLAMA3_8B, "hidden_size": 32 * head, "num_attention_heads": 32}
+        found = [code for code, _ in codes(tmp_path, config, "--engine", "tensorrt-llm")]
+        assert ("SL326" in found) == (head == 40), head
 
 
 def test_only_when_named(tmp_path: Path) -> None:
@@ -168,7 +218,6 @@ LLAMA3_8B = {
 # kernels take (decoderMaskedMultiheadAttention.cu at 0ab9d17a, MMHA_SUPPORTED_HEAD_SIZES);
 # AttentionOp::initialize (00dbe288) refuses any other head size but 72.
 FMHA_TABLE = {16, 32, 40, 48, 64, 72, 80, 96, 104, 128, 160, 192, 256}
-MMHA = {32, 48, 64, 80, 96, 104, 112, 128, 144, 160, 192, 224, 256}
 
 
 @pytest.mark.parametrize(
@@ -184,9 +233,8 @@ def test_context_fmha_falls_back_for_mpt_30b(tmp_path: Path, gpu: str, sm: str) 
     assert (
         "'Fall back to unfused MHA'" in finding[1] and "kernel table read at 03cdd5a6" in finding[1]
     )
-    # The HF MPT config states its FFN as expansion_ratio, which shapelint does not read: no
-    # step to time.
-    assert "cost not estimated" in finding[1]
+    # The HF MPT config states its FFN as expansion_ratio (4 × d_model): the step is timed.
+    assert f"% prefill time on {gpu} at seq" in finding[1] and "estimated +" in finding[1]
 
 
 def test_context_fmha_estimate_when_the_step_can_be_timed(tmp_path: Path) -> None:

@@ -250,3 +250,53 @@ def test_llama4_text_experts_shared_expert_and_dense_layers() -> None:
         2,
         1,
     )
+
+
+# MPT-7B and MPT-30B as their Hugging Face config.json states them (mosaicml/mpt-7b and
+# mosaicml/mpt-30b on the Hub, model_type "mpt", remote code in auto_map): shape keys only,
+# written by hand. The FFN is expansion_ratio × d_model: llm-foundry's resolve_ffn_hidden_size
+# (the MPT code in auto_map), and transformers' MptConfig (expansion_ratio default 4).
+MPT_7B = {
+    "architectures": ["MPTForCausalLM"],
+    "attn_config": {"alibi": True, "attn_impl": "torch", "attn_type": "multihead_attention"},
+    "auto_map": {
+        "AutoConfig": "configuration_mpt.MPTConfig",
+        "AutoModelForCausalLM": "modeling_mpt.MPTForCausalLM",
+    },
+    "d_model": 4096,
+    "expansion_ratio": 4,
+    "max_seq_len": 2048,
+    "model_type": "mpt",
+    "n_heads": 32,
+    "n_layers": 32,
+    "no_bias": True,
+    "vocab_size": 50432,
+}
+MPT_30B = {**MPT_7B, "d_model": 7168, "n_heads": 64, "n_layers": 48, "max_seq_len": 8192}
+
+
+def test_mpt_ffn_from_expansion_ratio() -> None:
+    for raw in (MPT_7B, MPT_30B):
+        text = json.dumps(raw)
+        data = json.loads(text)
+        (c,) = configs_of(text)
+        assert c.int(Dim.FFN) == int(data["d_model"] * data["expansion_ratio"])
+        ffn = c.dims[Dim.FFN]
+        assert ffn.derived and {v.key for v in ffn.derived_from} == {"d_model", "expansion_ratio"}
+        assert c.gated_mlp is False
+        assert c.int(Dim.HEAD_DIM) == data["d_model"] // data["n_heads"]
+
+
+def test_mpt_ffn_default_stated_and_gated() -> None:
+    # No ratio: MptConfig's default 4.
+    no_ratio = {k: v for k, v in MPT_7B.items() if k != "expansion_ratio"}
+    (c,) = configs_of(json.dumps(no_ratio))
+    assert c.int(Dim.FFN) == 4 * MPT_7B["d_model"]  # type: ignore[operator]
+    # llm-foundry's ffn_config: a stated width wins; mptglu is gated.
+    glu = {**MPT_7B, "ffn_config": {"ffn_type": "mptglu", "ffn_hidden_size": 10944}}
+    (c,) = configs_of(json.dumps(glu))
+    assert c.int(Dim.FFN) == 10944 and c.gated_mlp is True
+    # Not an MPT config: expansion_ratio may mean anything else; the FFN stays unknown.
+    other = {"d_model": 512, "n_heads": 8, "n_layers": 6, "expansion_ratio": 2}
+    (c,) = configs_of(json.dumps(other))
+    assert c.int(Dim.FFN) is None

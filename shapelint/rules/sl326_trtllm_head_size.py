@@ -1,18 +1,38 @@
-"""TensorRT-LLM refuses a head dim that is not a multiple of 8 (4 in fp32).
+"""TensorRT-LLM refuses a head size its decoder kernels (MMHA) have no instance for.
 
-Guideline: TensorRT-LLM's attention writes q, k and v (with bias and rotary embedding) into
-the KV cache in vectors of 16 bytes per thread: 8 elements of a 16-bit type, 4 of fp32. Its
+Guideline: TensorRT-LLM's attention op (``AttentionOp``: the TRTLLM attention backend of the
+PyTorch flow; the engine flow's GPT attention plugin derives from it) checks the head size
+when it initializes, before any prefill or decode step: a head size its masked multi-head
+attention (MMHA) decoder kernels have no instance for stops it with "Head size %d is not
+supported by MMHA". Those kernels take 32, 48, 64, 80, 96, 104, 112, 128, 144, 160, 192, 224
+and 256; 72 is let through (it has context FMHA kernels only). The check does not depend on
+the dtype, the GPU, cross attention or whether the engine will ever decode; multi-head latent
+attention (DeepSeek's MLA) skips it. So a head size of 120 or 136 is refused although it is a
+multiple of 8, and so is 40, although the context FMHA kernels have a 40.
+
+TensorRT-LLM's attention also writes q, k and v (with bias and rotary embedding) into the KV
+cache in vectors of 16 bytes per thread: 8 elements of a 16-bit type, 4 of fp32. Its
 ``invokeApplyBiasRopeUpdateKVCache`` checks ``size_per_head % x == 0`` before launching and
 stops with "Size per head is not a multiple of X" otherwise (OpenLLaMA 3B's head dim of 100:
-TensorRT-LLM issue #855, where the maintainers suggest padding it to 104 or 128). The rule runs
-when the target names TensorRT-LLM (``--engine tensorrt-llm``).
+TensorRT-LLM issue #855, where the maintainers suggest padding it to 104 or 128). Every head
+size the MMHA check lets through is a multiple of 8, so at the commits read that check is the
+one a user meets first; the message adds the vector width when the head size misses it too. MLA
+models are not checked (their own checks, on ``kv_lora_rank`` and ``qk_rope_head_dim``, are
+not this rule's). The rule runs when the target names TensorRT-LLM (``--engine
+tensorrt-llm``); the PyTorch flow's other attention backends (FlashInfer, vanilla) are not
+modelled.
 
-Source: TensorRT-LLM 2340c776
+Source: TensorRT-LLM commit 00dbe288 ``cpp/tensorrt_llm/common/attentionOp.cpp``
+(``AttentionOp::initialize``: "Pre-check whether the head size is supported by MMHA", 72
+skipped, ``!mIsMLAEnabled``) and ``cpp/tensorrt_llm/thop/attentionOp.cpp``
+(``attention_inplace``: ``op->initialize()`` for each new attention op, before its context or
+generation run); commit 0ab9d17a ``cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention.cu``
+(``MMHA_SUPPORTED_HEAD_SIZES``, ``mmha_supported``); commit 2340c776
 ``cpp/tensorrt_llm/kernels/unfusedAttentionKernels/unfusedAttentionKernels_2_template.h``
 (``invokeApplyBiasRopeUpdateKVCache``: ``constexpr int x = (sizeof(T) == 4) ? 4 : 8;
-TLLM_CHECK_WITH_INFO(size_per_head % x == 0, ...)``), the kernel header as stored at that
-commit (the engine registry's c6d3bb2a is where the Python attention module was read; the
-check has stood since issues #679 and #855, 2023).
+TLLM_CHECK_WITH_INFO(size_per_head % x == 0, ...)``). Each file as stored at its commit (the
+engine registry's c6d3bb2a is where the Python attention module was read; the KV-cache check
+has stood since issues #679 and #855, 2023).
 """
 
 from __future__ import annotations
@@ -21,21 +41,33 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import engines_for
+from shapelint.rules.engine_shapes import engines_for, is_mla
 
 RULE = Rule(
     code="SL326",
     name="trtllm-head-size",
     severity="error",
-    summary="TensorRT-LLM refuses a head dim that is not a multiple of 8 (4 in fp32)",
-    source="TensorRT-LLM 2340c776 unfusedAttentionKernels_2_template.h",
+    summary="TensorRT-LLM refuses a head size outside its MMHA decoder kernels' set when the "
+    "attention op initializes",
+    source="TensorRT-LLM 00dbe288 attentionOp.cpp; 0ab9d17a decoderMaskedMultiheadAttention.cu; "
+    "2340c776 unfusedAttentionKernels_2_template.h",
 )
 
 VERIFIED = {
-    "tensorrt-llm": "cpp/tensorrt_llm/kernels/unfusedAttentionKernels/"
+    "tensorrt-llm": "cpp/tensorrt_llm/common/attentionOp.cpp@00dbe288: AttentionOp::initialize; "
+    "cpp/tensorrt_llm/thop/attentionOp.cpp@00dbe288: attention_inplace; "
+    "cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention.cu@0ab9d17a: "
+    "MMHA_SUPPORTED_HEAD_SIZES; "
+    "cpp/tensorrt_llm/kernels/unfusedAttentionKernels/"
     "unfusedAttentionKernels_2_template.h@2340c776: invokeApplyBiasRopeUpdateKVCache",
 }
 
+# The head sizes of the MMHA decoder kernels (decoderMaskedMultiheadAttention.cu at 0ab9d17a);
+# AttentionOp::initialize lets 72 through as well (context FMHA only).
+MMHA_HEAD_SIZES = (32, 48, 64, 80, 96, 104, 112, 128, 144, 160, 192, 224, 256)
+TAKEN_HEAD_SIZES = frozenset({*MMHA_HEAD_SIZES, 72})
+
+_TRTLLM: dict[str, object] = {"engines": ("tensorrt-llm",)}
 _OPENLLAMA_3B = (
     '{"hidden_size": 3200, "num_attention_heads": 32, "intermediate_size": 8640,'
     ' "num_hidden_layers": 26, "vocab_size": 32000}\n'
@@ -44,32 +76,49 @@ EXAMPLES = [
     Example(
         '{"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}\n',
         True,
-        target={"engines": ("tensorrt-llm",)},
+        target=_TRTLLM,
     ),
     Example(
         _OPENLLAMA_3B,
         False,
-        target={"engines": ("tensorrt-llm",)},
+        target=_TRTLLM,
         note="OpenLLaMA 3B: 3200 / 32 = head dim 100 (TensorRT-LLM issue #855)",
-        expect=(Expect(1, "3200", "Size per head is not a multiple of X: head dim 100"),),
+        expect=(Expect(1, "3200", "Head size 100 is not supported by MMHA"),),
+    ),
+    Example(
+        '{"hidden_size": 3840, "num_attention_heads": 32, "num_key_value_heads": 8,'
+        ' "num_hidden_layers": 24, "intermediate_size": 10240, "vocab_size": 32000}\n',
+        False,
+        target=_TRTLLM,
+        note="H2O-Danube3 4B: 3840 / 32 = head size 120, a multiple of 8 without an MMHA kernel",
+        expect=(Expect(1, "3840", "Head size 120 is not supported by MMHA"),),
     ),
 ]
 
 
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
-    """Report the head dim when the KV-cache kernels' vector width does not divide it."""
+    """Report a head size that TensorRT-LLM's attention op refuses when it initializes: one
+    outside the MMHA decoder kernels' set (72 aside)."""
     engines = engines_for(target, VERIFIED)
     d = config.int(Dim.HEAD_DIM)
-    if not engines or not config.has_attention or d is None:
+    if not engines or not config.has_attention or d is None or is_mla(config):
         return
-    x = 4 if target.dtype in ("fp32", "tf32") else 8
-    if d % x == 0:
+    if d in TAKEN_HEAD_SIZES:
         return
     value = config.get(Dim.HEAD_DIM)
     assert value is not None
+    shown = ", ".join(str(n) for n in MMHA_HEAD_SIZES)
+    # The KV-cache kernels' vector width: 16 bytes, 8 elements of a 16-bit type, 4 of fp32.
+    x = 4 if target.dtype in ("fp32", "tf32") else 8
+    vector = (
+        f"; nor is {d} a multiple of {x}, which its KV-cache kernels need (2340c776)"
+        if d % x
+        else ""
+    )
     yield RULE.finding(
         config,
         value,
-        f"Size per head is not a multiple of X: head dim {d}, X = {x} for {target.dtype} "
-        "(refused by TensorRT-LLM; kernel read at 2340c776)",
+        f"Head size {d} is not supported by MMHA: TensorRT-LLM's attention op refuses it when "
+        f"it initializes, whatever the dtype or GPU (its decoder kernels take {shown}; 72 "
+        f"passes for prefill only{vector}) (TensorRT-LLM; read at 00dbe288)",
     )

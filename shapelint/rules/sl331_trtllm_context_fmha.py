@@ -20,7 +20,7 @@ options a config does not give, so the rule reports only a head size outside the
 of them. It covers head sizes that TensorRT-LLM otherwise accepts:
 its decoder kernels (MMHA) take 32, 48, 64, 80, 96, 104, 112, 128, 144, 160, 192, 224, 256
 (and 72, exempted for FMHA) and ``initialize`` refuses any other ("Head size %d is not
-supported by MMHA"), which this rule leaves alone. What remains: 112 (MPT-30B), 144 and 224
+supported by MMHA"), which SL326 reports. What remains: 112 (MPT-30B), 144 and 224
 have a decoder kernel but no context kernel on those GPUs.
 
 The rule runs when the target names TensorRT-LLM (``--engine tensorrt-llm``) on the GPUs
@@ -61,6 +61,7 @@ from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla
 from shapelint.rules.gpu_arch import compute_capability, sm
 from shapelint.rules.sl321_te_attention_unfused import unfused_slowdown
+from shapelint.rules.sl326_trtllm_head_size import TAKEN_HEAD_SIZES
 
 RULE = Rule(
     code="SL331",
@@ -89,9 +90,6 @@ FMHA_PAIRS: tuple[tuple[int, int], ...] = (
 )
 # The SMs whose table was read (FusedMHARunnerV2 serves them; SM 100 goes to trtllm-gen).
 FMHA_V2_SMS = frozenset({(8, 0), (8, 6), (8, 9), (9, 0)})
-# Head sizes the decoder kernels take (decoderMaskedMultiheadAttention.cpp); AttentionOp
-# refuses any other except 72 (an FMHA-only head size).
-MMHA_HEAD_SIZES = frozenset({32, 48, 64, 80, 96, 104, 112, 128, 144, 160, 192, 224, 256})
 
 _TRTLLM: dict[str, object] = {"engines": ("tensorrt-llm",)}
 EXAMPLES = [
@@ -143,7 +141,8 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         return
     if config.int(Dim.V_HEAD_DIM) not in (None, d):
         return
-    if (d not in MMHA_HEAD_SIZES and d != 72) or fmha_supported(d, d):
+    # A head size AttentionOp refuses is SL326's report.
+    if d not in TAKEN_HEAD_SIZES or fmha_supported(d, d):
         return
     assert cc is not None
     shown = ", ".join(str(x) for x in FMHA_HEAD_SIZES)

@@ -59,7 +59,7 @@ def test_a_helper_call_it_cannot_vouch_for_leaves_the_ffn_unknown() -> None:
 
 
 def test_families_not_read_are_left_alone() -> None:
-    text = FLAVOUR.replace("Llama3Model.Config(", "DeepSeekV3Model.Config(")
+    text = FLAVOUR.replace("Llama3Model.Config(", "MuseGlimmerModel.Config(")
     assert all(c.dialect != "torchtitan" for c in read(text).values())
 
 
@@ -161,3 +161,150 @@ def test_qwen3_5_hybrid_flavour() -> None:
 def test_qwen3_5_shared_expert_of_another_width_stays_unknown() -> None:
     text = QWEN35_MOE.replace("shared_expert_hidden_dim=1024", "shared_expert_hidden_dim=1536")
     assert Dim.SHARED_EXPERTS not in read(text)["_397b_a17b"].dims
+
+
+# torchtitan b5bcd76c, torchtitan/models/deepseek_v3/__init__.py `_671b` (lines 525-594), cut to
+# its shape keywords: the blocks are built into a local and passed as ``layers=layers``.
+DSV3_671B = """\
+def _671b(attn_backend: str, moe_comm_backend: str) -> DeepSeekV3Model.Config:
+    dim = 7168
+    n_layers = 61
+    vocab_size = 129280
+    n_heads = 128
+    q_lora_rank = 1536
+    moe_hidden_dim = 2048
+    num_shared_experts = 1
+    dense_hidden_dim = 18432
+    rope_dim = 64
+    num_experts = 256
+    n_dense_layers = 3
+
+    layers = _build_dsv3_layers(
+        n_layers=n_layers,
+        n_dense_layers=n_dense_layers,
+        dim=dim,
+        n_heads=n_heads,
+        q_lora_rank=q_lora_rank,
+        kv_lora_rank=512,
+        qk_nope_head_dim=128,
+        qk_rope_head_dim=rope_dim,
+        v_head_dim=128,
+        mscale=1.0,
+        dense_hidden_dim=dense_hidden_dim,
+        moe_hidden_dim=moe_hidden_dim,
+        num_experts=num_experts,
+        num_shared_experts=num_shared_experts,
+        router_top_k=8,
+        router_score_func="sigmoid",
+        attn_backend=attn_backend,
+        moe_comm_backend=moe_comm_backend,
+        rope=ComplexRoPE.Config(
+            dim=rope_dim,
+            max_context_length=4096 * 4,
+            theta=10000.0,
+            scaling="yarn",
+            original_seq_len=4096,
+        ),
+    )
+    return DeepSeekV3Model.Config(
+        vocab_size=vocab_size,
+        dim=dim,
+        layers=layers,
+        mtp_layers=_build_mtp_layers(layers[-1], dim=dim, num_mtp_layers=0),
+    )
+"""
+
+
+def test_deepseek_v3_mla_moe_flavour() -> None:
+    config = read(DSV3_671B)["_671b"]
+    assert config.dialect == "torchtitan"
+    # The flavour's literals; the head is qk_nope + qk_rope = 128 + 64 (make_mla_attention_config).
+    want = {
+        Dim.HIDDEN: 7168,
+        Dim.LAYERS: 61,
+        Dim.VOCAB: 129280,
+        Dim.HEADS: 128,
+        Dim.KV_HEADS: 128,
+        Dim.HEAD_DIM: 128 + 64,
+        Dim.V_HEAD_DIM: 128,
+        Dim.ROPE_HEAD_DIM: 64,
+        Dim.Q_LORA_RANK: 1536,
+        Dim.KV_LORA_RANK: 512,
+        Dim.FFN: 18432,
+        Dim.DENSE_LAYERS: 3,
+        Dim.MOE_FFN: 2048,
+        Dim.EXPERTS: 256,
+        Dim.EXPERTS_PER_TOKEN: 8,
+        Dim.SHARED_EXPERTS: 1,
+        Dim.SEQ_LEN: 4096 * 4,
+    }
+    assert {d: config.int(d) for d in want} == want
+
+
+def test_mla_without_query_lora_and_with_an_unknown_context() -> None:
+    # Kimi's Moonlight text tower (kimi_k2_7/__init__.py `_moonlight_16b_a3b_config`):
+    # q_lora_rank=0 is a plain wq, and the context comes from a parameter.
+    text = (
+        DSV3_671B.replace("DeepSeekV3Model", "KimiK25Model")
+        .replace("q_lora_rank=q_lora_rank", "q_lora_rank=0")
+        .replace("max_context_length=4096 * 4", "max_context_length=max_context_length")
+    )
+    config = read(text)["_671b"]
+    assert config.dialect == "torchtitan"
+    assert Dim.Q_LORA_RANK not in config.dims and Dim.SEQ_LEN not in config.dims
+    assert config.int(Dim.KV_LORA_RANK) == 512
+
+
+def test_a_local_rebound_after_the_call_is_not_read() -> None:
+    text = DSV3_671B.replace(
+        "    return DeepSeekV3Model", "    layers = layers[:2]\n    return DeepSeekV3Model"
+    )
+    assert all(c.dialect != "torchtitan" for c in read(text).values())
+
+
+# torchtitan b5bcd76c, torchtitan/models/gpt_oss/__init__.py `_20b` (lines 293-334), cut to its
+# shape keywords. `_build_gptoss_layers` passes no heads: `_make_gptoss_attn_config`'s defaults
+# (64 heads, 8 KV heads, head dim 64: lines 74-76) and a 128 window on even layers (line 209).
+GPT_OSS_20B = """\
+def _20b(moe_comm_backend: str, attn_backend: str = "varlen") -> GptOssModel.Config:
+    dim = 2880
+    hidden_dim = 2880
+    n_layers = 24
+    return GptOssModel.Config(
+        dim=dim,
+        vocab_size=201088,
+        layers=_build_gptoss_layers(
+            fuse_qkv=True,
+            dim=dim,
+            n_layers=n_layers,
+            hidden_dim=hidden_dim,
+            num_experts=32,
+            top_k=4,
+            load_balance_coeff=1e-3,
+            attn_backend=attn_backend,
+            moe_comm_backend=moe_comm_backend,
+            rope=CosSinRoPE.Config(dim=64, max_context_length=131072, theta=150000.0),
+        ),
+    )
+"""
+
+
+def test_gpt_oss_flavour() -> None:
+    config = read(GPT_OSS_20B)["_20b"]
+    assert config.dialect == "torchtitan"
+    want = {
+        Dim.HIDDEN: 2880,
+        Dim.LAYERS: 24,
+        Dim.VOCAB: 201088,
+        Dim.HEADS: 64,
+        Dim.KV_HEADS: 8,
+        Dim.HEAD_DIM: 64,
+        Dim.MOE_FFN: 2880,
+        Dim.EXPERTS: 32,
+        Dim.EXPERTS_PER_TOKEN: 4,
+        Dim.SLIDING_WINDOW: 128,
+        Dim.WINDOW_LAYERS: len([i for i in range(24) if i % 2 == 0]),
+        Dim.SEQ_LEN: 131072,
+    }
+    assert {d: config.int(d) for d in want} == want
+    assert Dim.FFN not in config.dims  # every layer is MoE: hidden_dim is the experts' width

@@ -1166,3 +1166,39 @@ def test_import_outside_the_package_tree_or_a_cycle_is_open(tmp_path: Path) -> N
         "hidden_size": 1,
     }
     assert cand(doc, "Broken").open_bases == ("X",)
+
+
+def test_a_local_bound_to_a_keyword_call_reads_in_the_returned_call() -> None:
+    # torchtitan's DeepSeek-V3 and Kimi flavours (deepseek_v3/__init__.py at b5bcd76c):
+    # ``layers = _build_dsv3_layers(n_layers=…)`` then ``return Model.Config(layers=layers)``.
+    doc = py(
+        """
+        def _16b(attn_backend: str) -> Model.Config:
+            n_layers = 27
+            layers = build_layers(n_layers=n_layers, n_heads=16)
+            n_layers = 1
+            return Model.Config(dim=2048, layers=layers)
+
+        def _tiny() -> Model.Config:
+            config = Model.Config(dim=64, layers=build_layers(n_layers=2, n_heads=4))
+            return config
+
+        def helper():
+            cfg = GPTConfig(n_embd=768)
+            return cfg
+
+        def rebound() -> Model.Config:
+            layers = build_layers(n_layers=2, n_heads=4)
+            layers = layers[:1]
+            return Model.Config(dim=64, layers=layers)
+        """
+    )
+    layers = cand(doc, "_16b").root.get("layers")
+    assert isinstance(layers, Mapping)
+    # The constants the local saw when it was bound (n_layers was 27 then).
+    assert scalar(layers.get("n_layers")).value == 27 and scalar(layers.get("n_heads")).shared
+    # ``return config`` of a call of the annotated return type is what the function builds;
+    # without that annotation a returned local stays code.
+    assert scalar(cand(doc, "_tiny").root.get("dim")).value == 64
+    assert "helper" not in [c.name for c in doc.candidates]
+    assert not scalar(cand(doc, "rebound").root.get("layers")).known

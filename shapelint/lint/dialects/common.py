@@ -572,6 +572,35 @@ def llama_ffn(dim: int, multiple_of: int, multiplier: float | None) -> int:
     return round_up(hidden, multiple_of)
 
 
+MPT_DEFAULT_EXPANSION = 4
+
+
+def mpt_ffn(b: Builder, prefix: str = "") -> None:
+    """MPT's FFN (llm-foundry YAMLs under ``model.``, HF MPT configs at the top level), as
+    llm-foundry's ``resolve_ffn_hidden_size`` (``llmfoundry/models/layers/ffn.py``) computes
+    it when ``ffn_config.ffn_hidden_size`` is not stated: ``int(d_model · expansion_ratio)``,
+    ``4 · d_model`` when the ratio is absent (its default). ``ffn_type: mptglu`` is gated."""
+    ffn_type = b.lookup(f"{prefix}ffn_config.ffn_type")
+    b.gated_mlp = b.gated_mlp or (ffn_type is not None and str(ffn_type.value) == "mptglu")
+    hidden, h = b.dims.get(Dim.HIDDEN), b.int(Dim.HIDDEN)
+    if Dim.FFN in b.dims or hidden is None or not h:
+        return
+    ratio = b.lookup(f"{prefix}expansion_ratio")
+    if ratio is None:
+        b.derive(
+            Dim.FFN,
+            derived(MPT_DEFAULT_EXPANSION * h, (hidden,), "4 · d_model"),
+            lambda get: MPT_DEFAULT_EXPANSION * x if (x := get(Dim.HIDDEN)) else None,
+        )
+    elif isinstance(ratio.value, int | float) and not isinstance(ratio.value, bool):
+        r = float(ratio.value)
+        b.derive(
+            Dim.FFN,
+            derived(int(h * ratio.value), (hidden, ratio), "int(d_model · expansion_ratio)"),
+            lambda get: int(x * r) if (x := get(Dim.HIDDEN)) else None,
+        )
+
+
 def looks_like_model(dims: AbcMapping[Dim, Value]) -> bool:
     """True when the dims describe a transformer: a width and at least heads or layers."""
     return Dim.HIDDEN in dims and (Dim.HEADS in dims or Dim.LAYERS in dims)

@@ -26,6 +26,7 @@ from shapelint.lint.dialects.common import (
     child,
     derived,
     dtype_value,
+    mpt_ffn,
     settle_dims,
     training_config,
 )
@@ -36,7 +37,6 @@ NAME = "llm-foundry"
 
 MODEL_MARKERS = ("name", "expansion_ratio", "attn_config")
 TRAIN_MARKERS = ("global_train_batch_size", "device_train_microbatch_size", "train_loader")
-DEFAULT_EXPANSION = 4
 
 
 def detect(candidate: Candidate) -> bool:
@@ -75,25 +75,6 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.GLOBAL_BATCH, "global_train_batch_size")
     b.take(Dim.FFN, "model.ffn_config.ffn_hidden_size")
     b.set(Dim.DTYPE, dtype_value(b.lookup("precision")))
-    ffn_type = b.lookup("model.ffn_config.ffn_type")
-    b.gated_mlp = ffn_type is not None and str(ffn_type.value) == "mptglu"
     settle_dims(b)
-    hidden = b.dims.get(Dim.HIDDEN)
-    h = b.int(Dim.HIDDEN)
-    if Dim.FFN not in b.dims and hidden is not None and h:
-        ratio = b.lookup("model.expansion_ratio")
-        if ratio is None:
-            b.derive(
-                Dim.FFN,
-                derived(DEFAULT_EXPANSION * h, (hidden,), "4 · d_model"),
-                lambda get: DEFAULT_EXPANSION * x if (x := get(Dim.HIDDEN)) else None,
-            )
-        elif isinstance(ratio.value, int | float) and not isinstance(ratio.value, bool):
-            width = int(h * ratio.value)
-            r = float(ratio.value)
-            b.derive(
-                Dim.FFN,
-                derived(width, (hidden, ratio), "int(d_model · expansion_ratio)"),
-                lambda get: int(x * r) if (x := get(Dim.HIDDEN)) else None,
-            )
+    mpt_ffn(b, "model.")
     return training_config(b)

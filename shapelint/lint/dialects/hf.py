@@ -20,6 +20,7 @@ from shapelint.lint.dialects.common import (
     derived,
     llama_ffn,
     looks_like_model,
+    mpt_ffn,
     resolve,
     round_up,
     scalar_value,
@@ -348,6 +349,13 @@ def _take_common(b: Builder, stack: str = "") -> None:
                 derived(4 * (b.int(Dim.HIDDEN) or 0), (hidden,), "4 × hidden (n_inner)"),
                 lambda get: 4 * h if (h := get(Dim.HIDDEN)) else None,
             )
+    model_type = b.lookup("model_type")
+    if model_type is not None and str(model_type.value).lower() == "mpt":
+        # MPT states its FFN as expansion_ratio (MptConfig's default 4, configuration_mpt.py:122
+        # at transformers 5.25.0); the checkpoints' remote code (auto_map) is llm-foundry's.
+        # transformers' own MptMLP builds 4 · hidden whatever the ratio (modeling_mpt.py:144),
+        # the same width for every released MPT (ratio 4).
+        mpt_ffn(b)
     _llama_ffn(b)
     b.take(Dim.LAYERS, *LAYERS)
     b.take(Dim.VOCAB, "vocab_size", "n_vocab")  # n_vocab: OpenAI GPT-2's hparams.json, GPT-J

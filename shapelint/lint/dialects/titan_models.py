@@ -17,9 +17,11 @@ blocks built by a family helper, called with keywords::
 
 The Python reader gives that as one call candidate with the nested keywords under ``layers``.
 Detected by the call's class (`FAMILIES`: the families whose block helpers were read at
-torchtitan 0.3.0, and Qwen3.5 at b5bcd76c) and a ``layers`` mapping with ``n_layers`` and
-``n_heads``. Other families (DeepSeek-V3, gpt-oss, Kimi) build their blocks differently and stay
-unread (SL009).
+torchtitan 0.3.0, and Qwen3.5, DeepSeek-V3 and Kimi K2.5 at b5bcd76c) and a ``layers``
+mapping with ``n_layers`` and ``n_heads`` (DeepSeek-V3 and Kimi bind the blocks to a local,
+``layers=layers``, which the Python reader follows); gpt-oss's ``layers`` states no heads
+(`GPT_OSS_ATTENTION`: the defaults its block helper always uses) but ``hidden_dim`` and
+``num_experts``.
 
 Keys: ``dim`` hidden (else ``layers.dim``), ``layers.n_layers``, ``layers.n_heads``,
 ``layers.n_kv_heads`` (left out: the heads, as ``make_gqa_config`` does), ``layers.head_dim``
@@ -31,7 +33,8 @@ config's own; ``vocab_size``; Qwen3's MoE blocks: ``layers.moe_hidden_dim`` (eac
 width), ``layers.num_experts``, ``layers.top_k``; Qwen3.5's ``layers.rotary_dim``,
 ``layers.shared_expert_hidden_dim`` (shared experts: that width over ``moe_hidden_dim`` when it
 divides), and its hybrid layers: one in ``full_attention_interval`` (4 unless stated) has
-softmax attention, the rest are Gated DeltaNet, so the flavour is not timed; the rope's
+softmax attention, the rest are Gated DeltaNet, so the flavour is not timed; DeepSeek-V3's
+and Kimi's multi-head latent attention and MoE (`_mla_moe`); gpt-oss's (`_gpt_oss`); the rope's
 ``max_context_length`` / ``max_seq_len`` as the maximum context. A flavour is a released
 model's architecture: its fixes are unsafe (and a builder's values are shared locals, never
 edited in place).
@@ -49,13 +52,28 @@ NAME = "torchtitan"
 
 # The model classes whose flavours this reads (torchtitan 0.3.0: llama3/__init__.py
 # `_build_llama3_layers`, qwen3/__init__.py `_build_qwen3_layers`, `_build_qwen3_moe_layers`).
-FAMILIES = frozenset({"Llama3Model.Config", "Qwen3Model.Config", "Qwen35Model.Config"})
+# DeepSeek-V3 and Kimi K2.5 (b5bcd76c, deepseek_v3/__init__.py `build_mla_moe_layers`, which
+# kimi_k2_7/__init__.py calls too): multi-head latent attention and MoE after dense layers.
+MLA_FAMILIES = frozenset({"DeepSeekV3Model.Config", "KimiK25Model.Config"})
+FAMILIES = (
+    frozenset(
+        {"Llama3Model.Config", "Qwen3Model.Config", "Qwen35Model.Config", "GptOssModel.Config"}
+    )
+    | MLA_FAMILIES
+)
 FFN_HELPER = "compute_ffn_hidden_dim"
 # Qwen3.5 (torchtitan b5bcd76c, qwen3_5/__init__.py): `_build_qwen35_layers` and
 # `_build_qwen35_moe_layers` give layer i softmax attention when (i + 1) % interval == 0 and a
 # Gated DeltaNet (linear attention) otherwise; the interval defaults to 4 (lines 334, 405).
 HYBRID_FAMILY = "Qwen35Model.Config"
 FULL_ATTENTION_INTERVAL = 4
+# gpt-oss (b5bcd76c, gpt_oss/__init__.py): `_build_gptoss_layers(dim=…, n_layers=…,
+# hidden_dim=…, num_experts=…, top_k=…)` states no heads; every layer's attention comes from
+# `_make_gptoss_attn_config`'s defaults, 64 heads, 8 KV heads of 64 (lines 74-76), with a
+# 128-token window on even layers (line 209); every layer is MoE, experts `hidden_dim` wide.
+GPT_OSS = "GptOssModel.Config"
+GPT_OSS_ATTENTION = {Dim.HEADS: 64, Dim.KV_HEADS: 8, Dim.HEAD_DIM: 64}
+GPT_OSS_WINDOW = 128
 
 
 def _layers(candidate: Candidate) -> Mapping | None:
@@ -70,7 +88,11 @@ def detect(candidate: Candidate) -> bool:
     ):
         return False
     layers = _layers(candidate)
-    return layers is not None and all(child(layers, k) is not None for k in ("n_layers", "n_heads"))
+    if layers is None or child(layers, "n_layers") is None:
+        return False
+    if candidate.callee.endswith(GPT_OSS):
+        return child(layers, "hidden_dim") is not None and child(layers, "num_experts") is not None
+    return child(layers, "n_heads") is not None
 
 
 def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list[ModelConfig]:
@@ -80,6 +102,11 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.HIDDEN, "dim", "layers.dim")
     b.take(Dim.HEADS, "layers.n_heads")
     b.take(Dim.KV_HEADS, "layers.n_kv_heads")
+    if any(candidate.callee.endswith(f) for f in MLA_FAMILIES):
+        _mla_moe(b)
+    gpt_oss = candidate.callee.endswith(GPT_OSS)
+    if gpt_oss:
+        _gpt_oss(b)
     b.take(Dim.HEAD_DIM, "layers.head_dim")
     b.take(Dim.LAYERS, "layers.n_layers")
     b.take(Dim.VOCAB, "vocab_size")
@@ -91,7 +118,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     if b.take(Dim.SEQ_LEN, "layers.rope.max_context_length", "layers.rope.max_seq_len"):
         b.seq_is_max_context = True
     width = b.lookup("layers.hidden_dim")
-    if width is not None:
+    if width is not None and not gpt_oss:
         if width.known and width.value is not None:
             b.set(Dim.FFN, width)
         else:
@@ -101,6 +128,47 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         b.untimed = _linear_attention_layers(b)
     config = b.build()
     return [config] if Dim.HIDDEN in config.dims and Dim.HEADS in config.dims else []
+
+
+def _gpt_oss(b: Builder) -> None:
+    """gpt-oss: the attention `_build_gptoss_layers` always builds (`GPT_OSS_ATTENTION`), its
+    sliding window on every other layer, and MoE in every layer."""
+    layers = b.lookup("layers.n_layers")
+    if layers is None:
+        return
+    for dim, value in GPT_OSS_ATTENTION.items():
+        if b.lookup(f"layers.{dim.value}", f"layers.n_{dim.value}") is None:
+            b.set(dim, derived(value, (layers,), f"_make_gptoss_attn_config default {value}"))
+    n = layers.as_int
+    if n:
+        window = derived(GPT_OSS_WINDOW, (layers,), "sliding_window_size 128 on even layers")
+        b.set(Dim.SLIDING_WINDOW, window)
+        b.set(Dim.WINDOW_LAYERS, derived((n + 1) // 2, (layers,), "layers i with i % 2 == 0"))
+    b.take(Dim.MOE_FFN, "layers.hidden_dim")
+
+
+def _mla_moe(b: Builder) -> None:
+    """``build_mla_moe_layers``'s keywords: the query/key head is ``qk_nope_head_dim +
+    qk_rope_head_dim`` wide, values ``v_head_dim``; ``q_lora_rank`` 0 means a plain ``wq``
+    (no query LoRA, left out); the first ``n_dense_layers`` are ``dense_hidden_dim`` SwiGLU
+    MLPs, the rest MoE with ``num_experts`` experts of ``moe_hidden_dim``, ``router_top_k``
+    per token and ``num_shared_experts`` shared ones."""
+    nope, rope = b.lookup("layers.qk_nope_head_dim"), b.lookup("layers.qk_rope_head_dim")
+    if nope is not None and rope is not None and nope.as_int and rope.as_int is not None:
+        b.set(
+            Dim.HEAD_DIM,
+            derived(nope.as_int + rope.as_int, (nope, rope), "qk_nope_head_dim + qk_rope_head_dim"),
+        )
+    b.take(Dim.V_HEAD_DIM, "layers.v_head_dim")
+    b.take(Dim.ROPE_HEAD_DIM, "layers.qk_rope_head_dim")
+    b.take(Dim.KV_LORA_RANK, "layers.kv_lora_rank")
+    q_lora = b.lookup("layers.q_lora_rank")
+    if q_lora is not None and (q_lora.as_int is None or q_lora.as_int > 0):
+        b.set(Dim.Q_LORA_RANK, q_lora)
+    b.take(Dim.FFN, "layers.dense_hidden_dim")
+    b.take(Dim.DENSE_LAYERS, "layers.n_dense_layers")
+    b.take(Dim.EXPERTS_PER_TOKEN, "layers.router_top_k")
+    b.take(Dim.SHARED_EXPERTS, "layers.num_shared_experts")
 
 
 def _shared_expert(b: Builder) -> None:

@@ -25,7 +25,10 @@ A Python file can hold many configs. The reader turns each of these into a `Cand
   *returns* when it states at least one value: a model builder (torchtune's ``def
   llama3_8b(): return llama3(vocab_size=128_256, …)``, a ``@classmethod`` preset), named by
   the function (``llama3_8b``, ``Presets.tiny``). Every value of a builder's config is marked
-  ``shared``: each model the function builds has it, so a fix there is unsafe. A returned call
+  ``shared``: each model the function builds has it, so a fix there is unsafe. A local bound
+  to a keyword call (``layers = _build_layers(n_layers=…)``) reads as that call where a keyword
+  of the returned call names it (``layers=layers``), and ``config = M.Config(…); return
+  config`` in a function annotated ``-> M.Config`` returns that call. A returned call
   made only of the function's parameters (``return TransformerDecoder(num_layers=num_layers,
   …)``) is a factory, not a config.
 - ``kind="module"``: the module-level assignments of a training script (nanoGPT's

@@ -45,6 +45,18 @@ class Folded:
 UNKNOWN = Folded(None, False, False)
 
 
+@dataclass(frozen=True, eq=False)
+class LocalCall:
+    """A keyword call a function body binds to a local name (``layers = _build_layers(n=…)``),
+    with the constants bound before it. Held in the environment as an unknown `Folded` (it is
+    no constant); a keyword that names the local (``layers=layers``) in the call the function
+    returns reads as that call's keywords (`values.ValueReader.node`), and ``return config``
+    returns the call bound to ``config``."""
+
+    call: cst.Call
+    env: AbcMapping[str, Folded]
+
+
 def fold(expr: cst.BaseExpression, env: AbcMapping[str, Folded], depth: int = 0) -> Folded:
     """Evaluate a constant expression exactly, or return unknown."""
     import libcst as cst
@@ -64,7 +76,7 @@ def fold(expr: cst.BaseExpression, env: AbcMapping[str, Folded], depth: int = 0)
         if expr.value in constant:
             return Folded(constant[expr.value], True, False)
         bound = env.get(expr.value)
-        return Folded(bound.value, True, True) if bound is not None else UNKNOWN
+        return Folded(bound.value, True, True) if bound is not None and bound.known else UNKNOWN
     if isinstance(expr, cst.UnaryOperation):
         inner = fold(expr.expression, env, depth + 1)
         if not inner.known or not is_number(inner.value):

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 
 from shapelint.lint.dialects.litgpt_loops import VariantLoops
 from shapelint.lint.formats.python.classes import ClassReader
-from shapelint.lint.formats.python.evaluate import MAX_DEPTH, Folded, fold, string_value
+from shapelint.lint.formats.python.evaluate import (
+    MAX_DEPTH,
+    Folded,
+    LocalCall,
+    fold,
+    string_value,
+)
 from shapelint.lint.formats.python.inherit import (
     ModuleResolver,
     import_bindings,
@@ -62,6 +68,8 @@ class Reader(ClassReader):
         self.suppressions: dict[int, frozenset[str]] = {}
         self.counters: dict[str, int] = {}
         self.loops = VariantLoops(self, module)
+        # The return annotation of the function being read (``KimiK25Model.Config``), if any.
+        self.returns: str | None = None
 
     # ---- driver ----------------------------------------------------------------------------
 
@@ -157,7 +165,17 @@ class Reader(ClassReader):
 
         if in_function:
             if isinstance(small, cst.Return) and small.value is not None:
-                self.collect(small.value, env, scope, scope, builder=True)
+                returned, local_env = small.value, env
+                bound = env.get(small.value.value) if isinstance(small.value, cst.Name) else None
+                if (
+                    bound is not None
+                    and isinstance(bound.value, LocalCall)
+                    and self.source(bound.value.call.func) == self.returns
+                ):
+                    # ``config = KimiK25Model.Config(…); return config`` in a function
+                    # annotated ``-> KimiK25Model.Config``: that call is what it builds.
+                    returned, local_env = bound.value.call, dict(bound.value.env)
+                self.collect(returned, local_env, scope, scope, builder=True)
             elif isinstance(small, cst.Assign | cst.AnnAssign) and small.value is not None:
                 targets = (
                     [t.target for t in small.targets]
@@ -165,8 +183,18 @@ class Reader(ClassReader):
                     else [small.target]
                 )
                 folded = fold(small.value, env, 0)
+                before = dict(env)
                 for target in targets:
                     self.bind(target, folded, env)
+                if (
+                    len(targets) == 1
+                    and isinstance(targets[0], cst.Name)
+                    and isinstance(small.value, cst.Call)
+                    and is_config_like(small.value)
+                ):
+                    # ``layers = _build_layers(n_layers=…)``: a local the returned call may name.
+                    local = LocalCall(small.value, before)
+                    env[targets[0].value] = Folded(local, False, True)
             elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
                 env.pop(small.target.value, None)
             elif isinstance(small, cst.Import | cst.ImportFrom):
@@ -252,8 +280,11 @@ class Reader(ClassReader):
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env.pop(star.name.value, None)
+        outer_returns = self.returns
+        self.returns = self.source(fn.returns.annotation) if fn.returns is not None else None
         for block in suite_blocks(fn.body):
             self.scan_block(block, env, scope, in_function=True)
+        self.returns = outer_returns
 
     # ---- candidates ------------------------------------------------------------------------
 
@@ -328,6 +359,10 @@ class Reader(ClassReader):
                 self.collect(arg.value, env, scope, None, depth + 1, builder)
             if isinstance(expr.func, cst.Call):
                 self.collect(expr.func, env, scope, None, depth + 1, builder)
+            elif isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Call):
+                # ``model = GPT(vocab_size=50304, num_layers=12, …).cuda()``: a method called on
+                # the call's result (moved, cast) leaves the call's keywords what they were.
+                self.collect(expr.func.value, env, scope, base, depth + 1, builder)
         elif isinstance(expr, cst.Dict):
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):

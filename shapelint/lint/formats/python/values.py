@@ -15,7 +15,14 @@ from collections.abc import Mapping as AbcMapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapelint.lint.formats.python.evaluate import MAX_DEPTH, UNKNOWN, Folded, fold, string_value
+from shapelint.lint.formats.python.evaluate import (
+    MAX_DEPTH,
+    UNKNOWN,
+    Folded,
+    LocalCall,
+    fold,
+    string_value,
+)
 from shapelint.lint.source import Entry, LineIndex, Mapping, Node, Problem, Scalar, Sequence, Span
 
 if TYPE_CHECKING:
@@ -106,6 +113,11 @@ class ValueReader:
             if is_config_like(expr) or not expr.elements:
                 return self.mapping_of_dict(expr, env, depth)
             return self.scalar(expr, UNKNOWN)
+        if isinstance(expr, cst.Name):
+            bound = env.get(expr.value)
+            if bound is not None and isinstance(bound.value, LocalCall):
+                local = bound.value
+                return self.mapping_of_call(local.call, dict(local.env), depth + 1)
         if isinstance(expr, cst.List | cst.Tuple | cst.Set):
             items: list[Node] = []
             for element in expr.elements:
