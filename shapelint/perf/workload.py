@@ -166,8 +166,8 @@ class LayerPlan:
     v_head_dim: int
 
 
-# How many experts a MoE layer has and how many each token runs.
-_ROUTING = (Dim.EXPERTS, Dim.EXPERTS_PER_TOKEN)
+# How many experts a MoE layer has, how many each token runs, and which layers are MoE.
+_ROUTING = (Dim.EXPERTS, Dim.EXPERTS_PER_TOKEN, Dim.MOE_LAYER_FREQ, Dim.DENSE_LAYERS)
 
 
 def layer_plan(config: ModelConfig) -> LayerPlan | None:
@@ -183,7 +183,7 @@ def layer_plan(config: ModelConfig) -> LayerPlan | None:
         return None
     d = config.int(Dim.HEAD_DIM) or h // a
     if any((v := config.get(dim)) is not None and not v.known for dim in _ROUTING):
-        return None  # a MoE whose expert count or top-k a branch sets: not timed as dense
+        return None  # a MoE whose routing or layout is unknown: not timed as a guess
     stated_ffn = config.int(Dim.FFN)
     experts = config.int(Dim.EXPERTS) or 0
     moe_layers = 0

@@ -13,7 +13,9 @@ Keys (YAML layout / flag): ``language_model.hidden_size`` / ``--hidden-size``,
 ``--num-key-value-heads`` counts alone), ``kv_channels``
 (with ``--multi-latent-attention``: ``--qk-head-dim + --qk-pos-emb-head-dim``, ``--v-head-dim``),
 ``ffn_hidden_size`` / ``--ffn-hidden-size``, ``num_layers``, ``num_moe_experts`` /
-``--num-experts``, ``moe_router_topk``, ``moe_ffn_hidden_size``,
+``--num-experts``, ``moe_router_topk`` (default 2; Megatron-DeepSpeed's ``--topk``, default
+1, and ``--expert-interval``, default 2: `_moe_routing`), ``--moe-layer-freq``,
+``moe_ffn_hidden_size``, MegaBlocks' ``--moe-num-experts`` (`_take_megablocks_moe`),
 ``model_parallel.tensor_model_parallel_size`` / ``--tensor-model-parallel-size``, top-level
 ``micro_batch_size``, ``global_batch_size``, ``seq_length`` (else ``max_position_embeddings``),
 ``vocab_size``, ``make_vocab_size_divisible_by`` (the vocab knob, default 128), ``bf16`` /
@@ -33,7 +35,9 @@ Derived values, with Megatron-LM's own formulas:
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from dataclasses import replace
 
 from shapelint.lint.dialects import nemo
 from shapelint.lint.dialects.common import (
@@ -142,8 +146,13 @@ def _take_yaml(b: Builder) -> None:
     b.take(Dim.HEAD_DIM, lm + "kv_channels")
     b.take(Dim.FFN, lm + "ffn_hidden_size")
     b.take(Dim.LAYERS, lm + "num_layers")
-    if b.take(Dim.EXPERTS, lm + "num_moe_experts") is not None:
-        b.take(Dim.EXPERTS_PER_TOKEN, lm + "moe_router_topk")
+    if (experts := b.take(Dim.EXPERTS, lm + "num_moe_experts")) is not None:
+        if b.take(Dim.EXPERTS_PER_TOKEN, lm + "moe_router_topk") is None:
+            default = "Megatron-LM's default moe_router_topk"
+            b.set(
+                Dim.EXPERTS_PER_TOKEN,
+                derived(MEGATRON_TOP_K, (experts,), default, kind=Derivation.DEFAULT),
+            )
         b.take(Dim.MOE_FFN, lm + "moe_ffn_hidden_size")
     else:  # MoE settings of a dense model mean nothing
         b.consult(lm + "moe_router_topk", lm + "moe_ffn_hidden_size")
@@ -196,9 +205,10 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     b.take(Dim.FFN, flag("ffn-hidden-size"))
     b.take(Dim.LAYERS, flag("num-layers"))
     gated_experts = None
-    if b.take(Dim.EXPERTS, flag("num-experts")) is not None:
-        b.take(Dim.EXPERTS_PER_TOKEN, flag("moe-router-topk"))
+    experts = b.take(Dim.EXPERTS, flag("num-experts"))
+    if experts is not None:
         b.take(Dim.MOE_FFN, flag("moe-ffn-hidden-size"))
+        _moe_routing(b, flag, experts)
     else:
         gated_experts = _take_megablocks_moe(b, flag)
     b.take(Dim.TP, flag("tensor-model-parallel-size"))
@@ -255,6 +265,145 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     if gated_experts is not None:  # MegaBlocks' --glu: gated experts, or unknown
         b.gated_mlp = True if gated_experts.value is True else None
     return swiglu_width
+
+
+# Flags only Megatron-DeepSpeed's MoE has (megatron/arguments.py:606-620, 1159 in
+# microsoft/Megatron-DeepSpeed at f4157bea), and only Megatron-LM's: the two read
+# ``--num-experts`` with different routing defaults.
+DEEPSPEED_MOE_FLAGS = (
+    "topk",
+    "expert-interval",
+    "mlp-type",
+    "moe-expert-parallel-size",
+    "moe-train-capacity-factor",
+    "moe-min-capacity",
+    "disable-moe-token-dropping",
+    "moe-loss-coeff",
+    "deepspeed",
+)
+MEGATRON_MOE_FLAGS = ("moe-router-topk", "moe-layer-freq", "expert-model-parallel-size")
+# Megatron-LM's moe_router_topk default (megatron/core/transformer/transformer_config.py:760
+# at d98e8a64); Megatron-DeepSpeed's --topk and --expert-interval defaults
+# (megatron/arguments.py:612-615 at f4157bea).
+MEGATRON_TOP_K = 2
+DEEPSPEED_TOP_K, DEEPSPEED_EXPERT_INTERVAL = 1, 2
+
+
+def _unknown(value: Value, expression: str) -> Value:
+    return replace(value, value=None, known=False, expression=expression)
+
+
+def _moe_routing(b: Builder, flag: Callable[[str], str], experts: Value) -> None:
+    """Top-k and which layers are MoE, by the fork the flags belong to.
+
+    Megatron-LM: ``--moe-router-topk`` (default 2) and ``--moe-layer-freq``, an int N (every
+    N-th layer from the first, default 1) or a list expression (``"([0]*3+[1]*58)"``: read as
+    unknown). Megatron-DeepSpeed: ``--topk`` (default 1) and ``--expert-interval`` (default
+    2): layer n (from 1) is MoE when n % interval == 0 (megatron/model/transformer.py:
+    1650-1658), so layers not a multiple of the interval are not timed; ``--mlp-type
+    residual`` (PR-MoE, a dense MLP beside the experts) is not timed either. A script with
+    neither fork's flags leaves the top-k unknown."""
+    deepspeed = any(b.lookup(flag(name)) is not None for name in DEEPSPEED_MOE_FLAGS)
+    megatron = any(b.lookup(flag(name)) is not None for name in MEGATRON_MOE_FLAGS)
+    if megatron and not deepspeed:
+        if b.take(Dim.EXPERTS_PER_TOKEN, flag("moe-router-topk")) is None:
+            default = "Megatron-LM's default moe_router_topk"
+            b.set(
+                Dim.EXPERTS_PER_TOKEN,
+                derived(MEGATRON_TOP_K, (experts,), default, kind=Derivation.DEFAULT),
+            )
+        freq = b.lookup(flag("moe-layer-freq"))
+        if freq is not None and freq.as_int is None:
+            _layer_pattern(b, freq)
+        else:
+            b.take(Dim.MOE_LAYER_FREQ, flag("moe-layer-freq"))
+        return
+    if not deepspeed:
+        what = "Megatron-LM's default 2 or Megatron-DeepSpeed's 1: no fork's MoE flag"
+        b.set(Dim.EXPERTS_PER_TOKEN, _unknown(experts, what))
+        return
+    if b.take(Dim.EXPERTS_PER_TOKEN, flag("topk")) is None:
+        default = "Megatron-DeepSpeed's default --topk"
+        b.set(
+            Dim.EXPERTS_PER_TOKEN,
+            derived(DEEPSPEED_TOP_K, (experts,), default, kind=Derivation.DEFAULT),
+        )
+    interval = b.take(Dim.MOE_LAYER_FREQ, flag("expert-interval"))
+    if interval is None:
+        default = "Megatron-DeepSpeed's default --expert-interval"
+        interval = derived(DEEPSPEED_EXPERT_INTERVAL, (experts,), default, kind=Derivation.DEFAULT)
+        b.set(Dim.MOE_LAYER_FREQ, interval)
+    layers, every = b.int(Dim.LAYERS), interval.as_int
+    if layers and every and layers % every:
+        b.untimed = (
+            f"MoE layers every {every}th counted from layer {every} ({interval.key}), "
+            f"not from the first, in {layers} layers"
+        )
+    mlp_type = b.lookup(flag("mlp-type"))
+    if mlp_type is not None and (not mlp_type.known or mlp_type.value != "standard"):
+        b.untimed = f"residual MoE layers ({mlp_type.key} {mlp_type.expression or mlp_type.value})"
+
+
+def _layer_pattern(b: Builder, freq: Value) -> None:
+    """``--moe-layer-freq "([0]*3+[1]*58)"``: Megatron-LM evaluates the list expression, one 0
+    (dense) or 1 (MoE) a layer (megatron/training/arguments.py:327-347 at d98e8a64). Read
+    here when it is ``first`` dense layers then every ``f``-th one MoE (``i % f == 0``, as an
+    int frequency: megatron/core/models/gpt/gpt_layer_specs.py:649), else unknown."""
+    text = str(freq.value).strip().strip("'\"")
+    pattern = _int_list(text)
+    layers = b.int(Dim.LAYERS)
+    if pattern is None or 1 not in pattern or (layers and len(pattern) != layers):
+        b.set(Dim.MOE_LAYER_FREQ, _unknown(freq, text))
+        return
+    first = pattern.index(1)
+    for every in range(1, len(pattern) + 1):
+        if all(p == (1 if i >= first and i % every == 0 else 0) for i, p in enumerate(pattern)):
+            formula = f"{text}: every {every}th layer from layer {first}"
+            b.set(Dim.MOE_LAYER_FREQ, derived(every, (freq,), formula))
+            b.set(Dim.DENSE_LAYERS, derived(first, (freq,), formula))
+            return
+    b.set(Dim.MOE_LAYER_FREQ, _unknown(freq, text))
+
+
+def _int_list(text: str) -> list[int] | None:
+    """A list expression of int literals, ``+`` and ``*`` (``([1]*3+[0]*1)*3``), or None."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+    def value(node: ast.expr, depth: int = 0) -> list[int] | int | None:
+        if depth > 32:
+            return None
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.List):
+            items = [value(e, depth + 1) for e in node.elts]
+            return (
+                [i for i in items if isinstance(i, int)]
+                if all(isinstance(i, int) for i in items)
+                else None
+            )
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult):
+            left, right = value(node.left, depth + 1), value(node.right, depth + 1)
+            if isinstance(node.op, ast.Add) and isinstance(left, list) and isinstance(right, list):
+                return left + right if len(left) + len(right) <= MAX_PATTERN else None
+            if isinstance(node.op, ast.Mult):
+                seq, n = (left, right) if isinstance(left, list) else (right, left)
+                if (
+                    isinstance(seq, list)
+                    and isinstance(n, int)
+                    and 0 <= n * len(seq) <= MAX_PATTERN
+                ):
+                    return seq * n
+        return None
+
+    result = value(tree)
+    return result if isinstance(result, list) else None
+
+
+# Longest layer pattern evaluated (no model has more layers; hostile input must stay small).
+MAX_PATTERN = 4096
 
 
 # MegaBlocks' Megatron-LM fork (stanford-futuredata/Megatron-LM at 3a9e3d8d, the submodule

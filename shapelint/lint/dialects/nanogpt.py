@@ -13,6 +13,16 @@ default; ``GPTConfig`` has the same model defaults::
     ffn = 4 * n_embd
     head_dim = n_embd // n_head
 
+A fork that keeps the class name but not nanoGPT's fields is read for what it states. When
+the file defines ``class GPTConfig`` without ``block_size`` (modded-nanogpt's records:
+``vocab_size``, ``n_layer``, ``n_head``, ``n_embd`` and rotary positions; nanochat's
+``nanochat/gpt.py``: ``sequence_len``, ``n_kv_head``, ``window_pattern``), that class's fields,
+not nanoGPT's, are the defaults of a ``GPTConfig(…)`` call in the file, a key neither states
+is unknown (no ``block_size`` 1024, no learned position table), and nanochat's
+``sequence_len`` (gpt.py:30 at 92d63d4) and ``n_kv_head`` are the context and KV heads:
+``scripts/base_train.py`` builds ``GPTConfig(sequence_len=args.max_seq_len, …)`` and trains
+on ``args.max_seq_len`` tokens per row (base_train.py:136-140, 331).
+
 ``vocab_size`` 50304 is GPT-2's 50257 padded to a multiple of 64; a script that trains a
 character-level dataset (``dataset = "shakespeare_char"``) takes its vocab from the dataset's
 ``meta.pkl``, which is not read here. ``init_from = "gpt2-xl"`` (etc.) loads OpenAI's GPT-2
@@ -21,10 +31,17 @@ shape with vocab 50257; ``init_from = "resume"`` takes the shape from a checkpoi
 
 from __future__ import annotations
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, derived, looks_like_model
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    child,
+    derived,
+    find,
+    looks_like_model,
+)
 from shapelint.lint.dialects.defaults import anchor, default, take_or_default
-from shapelint.lint.model import Dim, ModelConfig, Value
-from shapelint.lint.source import Candidate, Document
+from shapelint.lint.model import Derivation, Dim, ModelConfig, Value
+from shapelint.lint.source import Candidate, Document, Mapping
 
 NAME = "nanogpt"
 FRAMEWORK = "nanoGPT"
@@ -70,6 +87,15 @@ PYTHON_KINDS = frozenset({"call", "class", "init"})
 # ``LLaMAConfig``: SwiGLU, block_size 2048, vocab 32000) or a dict of them (nanoGPT's own
 # ``config_args``, whose vocab is set to 50257 afterwards) has other defaults: not read here.
 CLASS = "GPTConfig"
+# A fork's GPTConfig fields (nanochat's names beside nanoGPT's), by dim.
+FORK_KEYS: tuple[tuple[Dim, str], ...] = (
+    (Dim.HIDDEN, "n_embd"),
+    (Dim.HEADS, "n_head"),
+    (Dim.KV_HEADS, "n_kv_head"),
+    (Dim.LAYERS, "n_layer"),
+    (Dim.SEQ_LEN, "sequence_len"),
+    (Dim.VOCAB, "vocab_size"),
+)
 
 
 def _is_gptconfig(candidate: Candidate) -> bool:
@@ -104,7 +130,11 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     script = candidate.kind == "module"
     init_from = b.lookup("init_from")
     start = init_from.value if init_from is not None else "scratch"
-    if (script and start == "resume") or not isinstance(start, str):
+    fork = None if script else _fork_class(doc)
+    if fork is not None:
+        b.position_embedding = None  # a fork without block_size has no wpe table of that size
+        _fork_model(b, fork)
+    elif (script and start == "resume") or not isinstance(start, str):
         b.shape_from_elsewhere = True
     elif script and init_from is not None and start in GPT2_SHAPES:
         _gpt2_shape(b, init_from, GPT2_SHAPES[start])
@@ -161,3 +191,28 @@ def _gpt2_shape(b: Builder, init_from: Value, shape: tuple[int, int, int]) -> No
     ):
         b.set(dim, default(init_from, key, value, f"nanoGPT init_from={init_from.value!r}"))
     take_or_default(b, Dim.SEQ_LEN, ("block_size",), 1024, init_from, FRAMEWORK)
+
+
+def _fork_class(doc: Document) -> Mapping | None:
+    """The fields of the ``GPTConfig`` class this file defines, when it is a fork's (it has no
+    ``block_size``); None for nanoGPT's own class or a file that defines none."""
+    for candidate in doc.candidates:
+        if candidate.kind in ("class", "init") and _is_gptconfig(candidate):
+            return candidate.root if child(candidate.root, "block_size") is None else None
+    return None
+
+
+def _fork_model(b: Builder, fork: Mapping) -> None:
+    """A fork's config: what it states, else its own class's field (for a call)."""
+    for dim, key in FORK_KEYS:
+        if b.take(dim, key) is not None or b.candidate.kind != "call":
+            continue
+        field_value = find(fork, (key,))
+        if field_value is not None and field_value.known and field_value.value is not None:
+            made = derived(
+                field_value.value,
+                (field_value,),
+                f"GPTConfig default {key}={field_value.value!r} (this file's class)",
+                kind=Derivation.DEFAULT,
+            )
+            b.set(dim, made)

@@ -359,6 +359,10 @@ class Reader(ClassReader):
                 self.collect(arg.value, env, scope, None, depth + 1, builder)
             if isinstance(expr.func, cst.Call):
                 self.collect(expr.func, env, scope, None, depth + 1, builder)
+            elif isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Call):
+                # ``model = GPT(vocab_size=50304, num_layers=12, …).cuda()``: a method called on
+                # the call's result (moved, cast) leaves the call's keywords what they were.
+                self.collect(expr.func.value, env, scope, base, depth + 1, builder)
         elif isinstance(expr, cst.Dict):
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
