@@ -138,3 +138,36 @@ def test_a_finding_on_a_builders_value_has_no_fix() -> None:
     _, findings = lint_document(doc, LintOptions(gpus=(lookup("H100-SXM"),)))
     (sl102,) = [f for f in findings if f.code == "SL102"]
     assert "96" in sl102.message and sl102.fix is None
+
+
+def test_a_supervised_recipes_batch_is_per_device() -> None:
+    # recipes/configs/llama3_2/1B_lora_single_device.yaml: batch_size 4 (line 53), loss
+    # LinearCrossEntropyLoss (65-66), gradient_accumulation_steps 8 (71). The recipes' own
+    # docstring: "Total Batch Size = batch_size * number of GPUs * gradient accumulation
+    # steps" (recipes/full_finetune_distributed.py:94): batch_size is each device's.
+    text = LORA_1B + "loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n"
+    (config,) = configs(text)
+    assert (config.int(Dim.MICRO_BATCH), config.int(Dim.GRAD_ACCUM)) == (4, 8)
+    # The same keys in a DPO recipe (recipes/configs/llama3_1/8B_lora_dpo.yaml): each example
+    # is a chosen and a rejected sequence in one forward (lora_dpo_single_device.py:457-478).
+    dpo = LORA_1B + "loss:\n  _component_: torchtune.rlhf.loss.DPOLoss\n  beta: 0.05\n"
+    (config,) = configs(dpo)
+    assert Dim.MICRO_BATCH not in config.dims and Dim.GRAD_ACCUM not in config.dims
+
+
+def test_a_distillation_recipes_batch_belongs_to_the_student() -> None:
+    # recipes/configs/qwen2/1.5_to_0.5B_KD_lora_single_device.yaml: batch_size 8,
+    # gradient_accumulation_steps 8, loss CEWithChunkedOutputLoss beside kd_loss.
+    text = (
+        "model:\n  _component_: torchtune.models.qwen2.lora_qwen2_0_5b\n  lora_rank: 32\n\n"
+        "teacher_model:\n  _component_: torchtune.models.qwen2.qwen2_1_5b\n\n"
+        "batch_size: 8\n"
+        "loss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n"
+        "kd_loss:\n  _component_: torchtune.modules.loss.ForwardKLWithChunkedOutputLoss\n"
+        "kd_ratio: 0.5\n"
+        "gradient_accumulation_steps: 8\n"
+    )
+    by_name = {c.name: c for c in configs(text)}
+    assert by_name["model"].int(Dim.MICRO_BATCH) == 8
+    assert by_name["model"].int(Dim.GRAD_ACCUM) == 8
+    assert Dim.MICRO_BATCH not in by_name["teacher_model"].dims

@@ -25,6 +25,9 @@ torchtune.models.llama3_2.lora_llama3_2_1b, lora_rank: 64, …}``; most of torch
 recipes) takes that builder's shape from `torchtune_builders.BUILDERS` (torchtune 0.7.0),
 each dim a framework default pointing at the ``_component_`` line, so nothing is fixed in
 place; a builder not tabled (vision, Llama 4, classifiers) leaves the block unread.
+
+A supervised recipe (its ``loss`` a cross-entropy: `PER_DEVICE_LOSSES`) adds the model's
+``batch_size``, each device's micro-batch, and ``gradient_accumulation_steps``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,19 @@ from shapelint.lint.model import Derivation, Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar
 
 NAME = "torchtune"
+# The losses of torchtune's supervised recipes (full, LoRA and QAT fine-tuning, knowledge
+# distillation), whose ``batch_size`` is each device's micro-batch: "Total Batch Size =
+# batch_size * number of GPUs * gradient accumulation steps" (recipes/full_finetune_distributed.py
+# :94, the DataLoader's batch_size=cfg.batch_size over a StatefulDistributedSampler, :446 and
+# :825 at bd2a0fc; the same in lora_finetune_*, qat_*, knowledge_distillation_*). A DPO recipe
+# runs each example's chosen and rejected sequences in one forward (lora_dpo_single_device.py
+# :457-478: 2 x batch_size rows) and PPO/GRPO recipes size their batches otherwise: not read.
+PER_DEVICE_LOSSES = frozenset(
+    {
+        "torchtune.modules.loss.LinearCrossEntropyLoss",
+        "torchtune.modules.loss.CEWithChunkedOutputLoss",
+    }
+)
 
 SHAPE = ("embed_dim", "num_heads", "num_layers")
 # Builder families whose decoders use torchtune's gated FeedForward (w1, w2, w3).
@@ -145,6 +161,8 @@ def _extract(
     component = b.lookup(p + "_component_")
     if named is not None and component is not None:
         _builder_shape(b, component, p, *named)
+        if p == "model.":
+            _batch(b)
         return [b.build()]
     b.take(Dim.HIDDEN, p + "embed_dim")
     b.take(Dim.HEADS, p + "num_heads")
@@ -156,6 +174,8 @@ def _extract(
     if b.take(Dim.SEQ_LEN, p + "max_seq_len") is not None:
         b.seq_is_max_context = True
     b.gated_mlp = _gated(candidate)
+    if p == "model.":
+        _batch(b)
     config = b.build()
     return [config] if Dim.HIDDEN in config.dims else []
 
@@ -199,3 +219,12 @@ def _builder_shape(
             Dim.WINDOW_LAYERS,
             derived(sliding, (window, layers), "layers with an even index (gemma2 builders)"),
         )
+
+
+def _batch(b: Builder) -> None:
+    """A supervised recipe's ``batch_size`` (per device) and ``gradient_accumulation_steps``."""
+    loss = b.lookup("loss._component_")
+    if loss is None or loss.value not in PER_DEVICE_LOSSES or b.lookup("ppo_epochs"):
+        return
+    b.take(Dim.MICRO_BATCH, "batch_size")
+    b.take(Dim.GRAD_ACCUM, "gradient_accumulation_steps")
