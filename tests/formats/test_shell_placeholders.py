@@ -80,10 +80,50 @@ def test_a_converters_dummy_sizes_are_noticed_not_linted(tmp_path: Path) -> None
     assert findings(tmp_path, CONVERT) == ["SL009"]
     (config,) = extract(parse("run.sh", CONVERT.encode(), "shell"))
     assert config.int(Dim.FFN) is None and config.int(Dim.SEQ_LEN) is None
-    assert config.int(Dim.MICRO_BATCH) == 1  # a micro-batch of 1 is a real one
+    assert config.int(Dim.MICRO_BATCH) is None  # a converter's: it runs no training step
 
 
 def test_one_layer_of_a_real_width_is_a_real_size() -> None:
     text = "torchrun pretrain_gpt.py --num-layers 1 --hidden-size 4096 --num-attention-heads 32\n"
     (config,) = extract(parse("run.sh", text.encode(), "shell"))
     assert (config.int(Dim.LAYERS), config.int(Dim.HIDDEN)) == (1, 4096)
+
+
+# The structure of Pai-Megatron-Patch's toolkits/distributed_checkpoints_convertor/scripts/
+# qwen3/run_8xH20.sh at a098ca5a: real sizes, a converter's dummy batch and sequence.
+CONVERTER = """\
+MODEL_PARALLEL_ARGS=(
+    --tensor-model-parallel-size 1
+)
+MODEL_ARGS=(
+    --num-layers 36
+    --hidden-size 4096
+    --ffn-hidden-size 12288
+    --num-attention-heads 32
+    --seq-length 1
+    --max-position-embeddings 40960
+)
+TRAINING_ARGS=(
+    --micro-batch-size 1
+    --global-batch-size 1
+)
+cmd="torchrun ${DISTRIBUTED_ARGS[@]} impl/convert.py \\
+    ${MODEL_ARGS[@]} ${TRAINING_ARGS[@]} ${MODEL_PARALLEL_ARGS[@]}"
+eval $cmd
+"""
+
+
+def test_a_converters_run_sizes_are_unknown_its_shape_is_read() -> None:
+    (config,) = extract(parse("run.sh", CONVERTER.encode(), "shell"))
+    assert (config.int(Dim.HIDDEN), config.int(Dim.LAYERS), config.int(Dim.FFN)) == (
+        4096,
+        36,
+        12288,
+    )
+    assert config.int(Dim.SEQ_LEN) is None and config.int(Dim.MICRO_BATCH) is None
+
+
+def test_a_training_script_beside_a_converter_keeps_its_run_sizes() -> None:
+    text = CONVERTER.replace("impl/convert.py", "pretrain_qwen.py")
+    (config,) = extract(parse("run.sh", text.encode(), "shell"))
+    assert config.int(Dim.SEQ_LEN) == 1 and config.int(Dim.MICRO_BATCH) == 1

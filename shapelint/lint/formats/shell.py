@@ -408,6 +408,41 @@ def _placeholders(entries: list[Entry]) -> list[Entry]:
     return out
 
 
+# A checkpoint converter builds the model its flags describe to copy weights into it, but runs
+# no training step: its batch and sequence flags are dummies (Pai-Megatron-Patch's converters
+# pass ``--micro-batch-size 1 --seq-length 1``, toolkits/model_checkpoints_convertor and
+# distributed_checkpoints_convertor at a098ca5a). Recognised by the Python program the script
+# runs, when it runs no training or inference one.
+_CONVERTER = re.compile(
+    r"(?:^|[/\s])(?:hf2mcore|mcore2hf|hf2megatron|megatron2hf|hf2megablocks|convert|checkpoint_util)"
+    r"[\w.-]*\.py\b"
+)
+_RUNNER = re.compile(
+    r"(?:^|[/\s])[\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py\b"
+)
+RUN_FLAGS = frozenset(
+    {"--seq-length", "--decoder-seq-length", "--micro-batch-size", "--global-batch-size"}
+)
+
+
+def _converts_checkpoints(text: str) -> bool:
+    return bool(_CONVERTER.search(text)) and not _RUNNER.search(text)
+
+
+def _not_a_run(entries: list[Entry]) -> list[Entry]:
+    """A converter's batch and sequence flags: unknown (the model shape stays)."""
+    out = []
+    for entry in entries:
+        value = entry.value
+        if entry.key in RUN_FLAGS and isinstance(value, Scalar) and value.known:
+            text = f"{value.value} (a checkpoint converter's: it runs no training step)"
+            entry = Entry(
+                entry.key, entry.key_span, Scalar(None, value.span, expression=text, known=False)
+            )
+        out.append(entry)
+    return out
+
+
 def parse_shell(path: str, text: str) -> Document:
     """A shell script as a `Document`: one candidate of its ``--flag value`` pairs, or none."""
     doc = Document(path=path, text=text, format="shell")
@@ -456,6 +491,8 @@ def parse_shell(path: str, text: str) -> Document:
             value = Scalar(None, value.span, expression=text, known=False)
         entries.append(Entry(name, key_span, value))
     entries = _placeholders(entries)
+    if _converts_checkpoints(reader.text):
+        entries = _not_a_run(entries)
     root = Mapping(tuple(entries), reader.span(0, len(text)))
     doc.candidates.append(Candidate(name="", root=root, kind="shell"))
     return doc
