@@ -308,3 +308,39 @@ def test_gpt_oss_flavour() -> None:
     }
     assert {d: config.int(d) for d in want} == want
     assert Dim.FFN not in config.dims  # every layer is MoE: hidden_dim is the experts' width
+
+
+# torchtitan b5bcd76c, torchtitan/models/llama3/config_registry.py `llama3_70b` (lines 267-302),
+# cut to its batch and parallel keywords (the loss, profiler, dataloader … are left out).
+TRAINER_70B = """\
+def llama3_70b() -> Trainer.Config:
+    model_spec = model_registry("70B")
+    return Trainer.Config(
+        hf_assets_path="./assets/hf/Llama-3.1-70B",
+        model_spec=model_spec,
+        optimizer=default_adamw(lr=1.5e-4),
+        training=TrainingConfig(
+            num_tokens_per_microbatch_per_dp_rank=8 * 8192,
+            max_context_length=8192,
+            steps=1000,
+        ),
+        parallelism=ParallelismConfig(
+            tensor_parallel_degree=8,
+        ),
+        activation_checkpoint=FullAC.Config(),
+    )
+"""
+
+
+def test_trainer_config_batch_and_parallel() -> None:
+    config = read(TRAINER_70B)["llama3_70b"]
+    assert config.dialect == "torchtitan" and config.shape_from_elsewhere
+    # 8 * 8192 token slots per data-parallel rank, in sequences of 8192 (config/configs.py).
+    want = {Dim.SEQ_LEN: 8192, Dim.MICRO_BATCH: (8 * 8192) // 8192, Dim.TP: 8}
+    assert {d: config.int(d) for d in want} == want
+
+
+def test_trainer_config_tokens_that_do_not_divide_leave_the_micro_batch_unknown() -> None:
+    text = TRAINER_70B.replace("8 * 8192,", "8 * 8192 + 1,")
+    config = read(text)["llama3_70b"]
+    assert Dim.MICRO_BATCH not in config.dims and config.int(Dim.SEQ_LEN) == 8192
