@@ -55,6 +55,9 @@ class Dim(str, enum.Enum):
     # how many layers use it (the rest attend to the whole sequence).
     SLIDING_WINDOW = "sliding_window"
     WINDOW_LAYERS = "window_layers"
+    # The head dim of a Gemma 4 family model's full-attention layers (``global_head_dim``,
+    # 512 by default), where the sliding-window layers use HEAD_DIM.
+    GLOBAL_HEAD_DIM = "global_head_dim"
     # Megatron-LM's ``transformer_impl`` ("transformer_engine", its default, or "local"): which
     # engine runs the layers, read by the engine defaults.
     TRANSFORMER_IMPL = "transformer_impl"
@@ -97,6 +100,7 @@ INTEGER_DIMS: frozenset[Dim] = frozenset(
         Dim.KV_HEADS,
         Dim.HEAD_DIM,
         Dim.V_HEAD_DIM,
+        Dim.GLOBAL_HEAD_DIM,
         Dim.FFN,
         Dim.VOCAB,
         Dim.PADDED_VOCAB,

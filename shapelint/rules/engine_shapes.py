@@ -10,7 +10,7 @@ and block sizes. Layers are listed only when the split is exact (SL005/SL301 rep
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from shapelint.engines import get, selected
@@ -32,6 +32,16 @@ def is_mla(config: ModelConfig) -> bool:
     """True for multi-head latent attention (DeepSeek-V2/V3): q/k/v are low-rank projections."""
     head_dim = config.get(Dim.HEAD_DIM)
     return head_dim is not None and head_dim.formula.startswith("qk_nope_head_dim")
+
+
+def head_dim_views(config: ModelConfig) -> list[ModelConfig]:
+    """``config`` as each kind of its attention layers sees it: itself, and for a model whose
+    full-attention layers have a head dim of their own (Gemma 4's ``global_head_dim``) a copy
+    whose HEAD_DIM is that one (its findings point at ``global_head_dim``)."""
+    wide = config.get(Dim.GLOBAL_HEAD_DIM)
+    if wide is None or wide.as_int is None or wide.as_int == config.int(Dim.HEAD_DIM):
+        return [config]
+    return [config, replace(config, dims={**config.dims, Dim.HEAD_DIM: wide})]
 
 
 def sharded_linears(config: ModelConfig, t: int) -> list[Linear]:

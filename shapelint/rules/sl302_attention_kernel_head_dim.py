@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import refused_by
+from shapelint.rules.engine_shapes import head_dim_views, refused_by
 
 RULE = Rule(
     code="SL302",
@@ -96,7 +96,7 @@ def _fa3(d: int, dv: int, a: int, kv: int, fp8: bool) -> str | None:
     return None
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the head dim when a kernel the target names refuses it."""
     named = [e for e in target.engines if e in VERIFIED]
     head_dim, d = config.get(Dim.HEAD_DIM), config.int(Dim.HEAD_DIM)
@@ -119,3 +119,10 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     for message, engines in found.items():
         shown = f"head dim {d}" if dv == d else f"head dims {d}/{dv} (Q·K/V)"
         yield RULE.finding(config, head_dim, f"{message}: {shown} {refused_by(engines)}")
+
+
+def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+    """Report the head dim when a kernel the target names refuses it.
+    Gemma 4's full-attention layers are checked at their own head dim (``global_head_dim``)."""
+    for view in head_dim_views(config):
+        yield from _check_view(view, target)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import engines_for, is_mla, refused_by
+from shapelint.rules.engine_shapes import engines_for, head_dim_views, is_mla, refused_by
 
 RULE = Rule(
     code="SL310",
@@ -64,7 +64,7 @@ def flash_attn_supports(d: int) -> bool:
     return d % 8 == 0 and d <= 256
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the head dim when neither FlashAttention nor FlashInfer supports it."""
     engines = engines_for(target, VERIFIED)
     head_dim, d = config.get(Dim.HEAD_DIM), config.int(Dim.HEAD_DIM)
@@ -82,3 +82,10 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         f"FlashInfer (64, 128, 256, 512): attention runs the slower Triton backend{extra} "
         f"{refused_by(engines, 'in')}; no estimate (the model has no cost for that kernel)",
     )
+
+
+def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+    """Report the head dim when neither FlashAttention nor FlashInfer supports it.
+    Gemma 4's full-attention layers are checked at their own head dim (``global_head_dim``)."""
+    for view in head_dim_views(config):
+        yield from _check_view(view, target)

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import refused_by
+from shapelint.rules.engine_shapes import head_dim_views, refused_by
 from shapelint.rules.gpu_arch import compute_capability
 
 RULE = Rule(
@@ -86,7 +86,7 @@ def refusal(d: int, dv: int, major: int, element_bytes: int) -> str | None:
     return None
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the head dim when FlashAttention-4 refuses it on the target GPU."""
     if "flash-attn4" not in target.engines or not config.has_attention:
         return
@@ -103,3 +103,10 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         head_dim,
         f"{message} ({target.gpu.name}) {refused_by(['flash-attn4'])}",
     )
+
+
+def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+    """Report the head dim when FlashAttention-4 refuses it on the target GPU.
+    Gemma 4's full-attention layers are checked at their own head dim (``global_head_dim``)."""
+    for view in head_dim_views(config):
+        yield from _check_view(view, target)

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import engines_for, refused_by
+from shapelint.rules.engine_shapes import engines_for, head_dim_views, refused_by
 from shapelint.rules.gpu_arch import compute_capability, sm
 from shapelint.rules.te_attention import Choice, choose, reasons
 
@@ -120,7 +120,7 @@ def fa3_note(choice: Choice) -> str:
     )
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the head dim when TE has no fused attention kernel for it in training."""
     engines = engines_for(target, VERIFIED)
     found = te_choice(config, target) if engines and target.cp <= 1 else None
@@ -137,3 +137,10 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         f"({reasons(choice)}) and runs UnfusedDotProductAttention{fa3_note(choice)}{cost} "
         f"{refused_by(engines, 'in')}",
     )
+
+
+def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+    """Report the head dim when TE has no fused attention kernel for it in training.
+    Gemma 4's full-attention layers are checked at their own head dim (``global_head_dim``)."""
+    for view in head_dim_views(config):
+        yield from _check_view(view, target)

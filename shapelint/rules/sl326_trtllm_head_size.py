@@ -9,6 +9,8 @@ and 256; 72 is let through (it has context FMHA kernels only). The check does no
 the dtype, the GPU, cross attention or whether the engine will ever decode; multi-head latent
 attention (DeepSeek's MLA) skips it. So a head size of 120 or 136 is refused although it is a
 multiple of 8, and so is 40, although the context FMHA kernels have a 40.
+Gemma 4's full-attention layers are checked at their own head size (``global_head_dim``, 512
+in the released models): refused, although its sliding-window layers' 256 passes.
 
 TensorRT-LLM's attention also writes q, k and v (with bias and rotary embedding) into the KV
 cache in vectors of 16 bytes per thread: 8 elements of a 16-bit type, 4 of fp32. Its
@@ -41,7 +43,7 @@ from collections.abc import Iterator
 
 from shapelint.lint.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
-from shapelint.rules.engine_shapes import engines_for, is_mla
+from shapelint.rules.engine_shapes import engines_for, head_dim_views, is_mla
 
 RULE = Rule(
     code="SL326",
@@ -96,7 +98,7 @@ EXAMPLES = [
 ]
 
 
-def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report a head size that TensorRT-LLM's attention op refuses when it initializes: one
     outside the MMHA decoder kernels' set (72 aside)."""
     engines = engines_for(target, VERIFIED)
@@ -122,3 +124,11 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         f"it initializes, whatever the dtype or GPU (its decoder kernels take {shown}; 72 "
         f"passes for prefill only{vector}) (TensorRT-LLM; read at 00dbe288)",
     )
+
+
+def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
+    """Report a head size that TensorRT-LLM's attention op refuses when it initializes: one
+    outside the MMHA decoder kernels' set (72 aside).
+    Gemma 4's full-attention layers are checked at their own head dim (``global_head_dim``)."""
+    for view in head_dim_views(config):
+        yield from _check_view(view, target)

@@ -337,7 +337,7 @@ NULL_INVALID = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
 PYTHON_KINDS = frozenset({"class", "init", "call", "dict", "module"})
 
 # Dims that only exist in attention layers (dropped for attention-free stacks such as Mamba).
-ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM)
+ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM, Dim.GLOBAL_HEAD_DIM)
 
 # Keys of recurrent and state-space layers: Mamba/Mamba-2 (transformers' ``state_size``,
 # ``conv_kernel``, ``time_step_rank``; mamba_ssm's ``d_state``, ``d_conv``; Meta lingua's

@@ -331,6 +331,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
     if b.lookup("kv_lora_rank", "q_lora_rank") is None:
         # In an MLA config kv_channels / head_dim is not the attention head dim.
         b.take(Dim.HEAD_DIM, *HEAD_DIM)
+    _global_head_dim(b)
     _qwen1_ffn(b)
     ffn = b.take(Dim.FFN, *FFN, "encoder_ffn_dim", "decoder_ffn_dim")
     hidden = b.dims.get(Dim.HIDDEN)
@@ -440,6 +441,59 @@ def _chatglm_groups(b: Builder) -> None:
         b.set(Dim.KV_HEADS, groups)
     elif flag is not None and flag.value is False:
         b.consult("multi_query_group_num")  # unused: plain multi-head attention
+
+
+# Text configs whose class gives its full-attention layers a head dim of their own,
+# ``global_head_dim`` (512 when left out): Gemma4TextConfig.__post_init__
+# (configuration_gemma4.py:205-218 at transformers 5.25.0) and the same lines in
+# Gemma4UnifiedTextConfig, DiffusionGemmaTextConfig and EmbeddingGemma2TextConfig.
+GLOBAL_HEAD_DIM_TYPES = frozenset(
+    {"gemma4_text", "gemma4_unified_text", "diffusion_gemma_text", "embedding_gemma2_text"}
+)
+GLOBAL_HEAD_DIM_DEFAULT = 512
+
+
+def _global_head_dim(b: Builder) -> None:
+    """Gemma 4: every ``"full_attention"`` layer of ``layer_types`` (by default every sixth
+    and the last) attends with ``global_head_dim``-wide heads; the sliding-window layers with
+    ``head_dim`` (``per_layer_config[i].head_dim``, which ``Gemma4TextAttention`` takes,
+    modeling_gemma4.py:1152-1153). A config that states ``per_layer_config`` itself overrides
+    that (the class then ignores ``global_head_dim``): unknown. The step model times one head
+    dim for every layer, so a model whose two head dims differ is not timed."""
+    model_type = b.lookup("model_type")
+    kind = str(model_type.value).lower() if model_type is not None else ""
+    if model_type is None or kind not in GLOBAL_HEAD_DIM_TYPES:
+        return
+    overrides = resolve(b.root, "per_layer_config", b.candidate.key_prefix)
+    if overrides is not None:
+        b.read_keys.add(overrides[0])
+        b.untimed = "per-layer overrides (per_layer_config)"
+        return
+    stated = b.take(Dim.GLOBAL_HEAD_DIM, "global_head_dim")
+    if stated is None:
+        prefix = b.candidate.key_prefix
+        b.set(
+            Dim.GLOBAL_HEAD_DIM,
+            derived(
+                GLOBAL_HEAD_DIM_DEFAULT,
+                (model_type,),
+                f"transformers {kind} default global_head_dim={GLOBAL_HEAD_DIM_DEFAULT}",
+                key=f"{prefix}.global_head_dim" if prefix else "global_head_dim",
+                kind=Derivation.DEFAULT,
+            ),
+        )
+    g, d = b.int(Dim.GLOBAL_HEAD_DIM), b.int(Dim.HEAD_DIM)
+    if g is not None and g == d:
+        return
+    listed = resolve(b.root, "layer_types", b.candidate.key_prefix)
+    full = ""
+    if listed is not None and isinstance(listed[1], Sequence):
+        kinds = [i.value for i in listed[1].items if isinstance(i, Scalar)]
+        full = f"{sum(1 for k in kinds if k == 'full_attention')} of {len(kinds)} "
+    b.untimed = (
+        f"{full}layers (full_attention) attend with head dim {g if g is not None else '?'}, "
+        f"the others with {d if d is not None else '?'} (global_head_dim)"
+    )
 
 
 def _llama4_text(b: Builder) -> None:
