@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import REPO
+from published_configs import LLAMA_3_8B
 
 from shapelint.cli import main
 
@@ -36,16 +37,6 @@ OPEN_LLAMA_3B = {
     "intermediate_size": 8640,
     "num_hidden_layers": 26,
     "vocab_size": 32000,
-}
-# meta-llama/Meta-Llama-3-8B config.json: 4096 = 32 * 128, 14336 = 112 * 128,
-# 8 KV heads * 128 = 1024 = 8 * 128, 128256 = 1002 * 128: nothing refused.
-LLAMA_3_8B = {
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "vocab_size": 128256,
 }
 # openai-community/gpt2 config.json: vocab 50257 is odd (not a multiple of 16 or 128).
 GPT2 = {"n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257}

@@ -9,6 +9,8 @@ import io
 import json
 from pathlib import Path
 
+from published_configs import LLAMA_3_8B
+
 from shapelint import engines
 from shapelint.cli import main
 from shapelint.rules.sl315_llama_cpp_flash_attention import _unsupported
@@ -22,15 +24,6 @@ NEMOTRON_4_340B = {
     "intermediate_size": 73728,
     "num_hidden_layers": 96,
     "vocab_size": 256000,
-}
-# Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json): head dim 128.
-LLAMA_3_8B = {
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "vocab_size": 128256,
 }
 
 

@@ -11,6 +11,8 @@ import io
 import json
 from pathlib import Path
 
+from published_configs import LLAMA_3_8B
+
 from shapelint.cli import main
 
 # Qwen2.5-7B (Qwen/Qwen2.5-7B config.json): 28 query heads, 4 KV heads.
@@ -21,15 +23,6 @@ QWEN25_7B = {
     "intermediate_size": 18944,
     "num_hidden_layers": 28,
     "vocab_size": 152064,
-}
-# Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json): 32 query heads, 8 KV heads.
-LLAMA_3_8B = {
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "vocab_size": 128256,
 }
 
 

@@ -192,7 +192,9 @@ class Candidate:
     key_prefix: str = ""
     kind: str = ""
     open_bases: tuple[str, ...] = ()
-    # What a ``kind="call"`` candidate calls, as written (``LlamaConfig``, ``m.GPTConfig``).
+    # What a ``kind="call"`` candidate calls, as written (``LlamaConfig``, ``m.GPTConfig``); for
+    # a ``kind="shell"`` one, the training/inference programs the script runs
+    # (``pretrain_gpt.py``, space-separated).
     callee: str = ""
 
 

@@ -272,17 +272,12 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
             add("softmax", scores, 6.0 * e, 7.0 * e, layers, (3, 3), "eager scale, mask, softmax")
     # Embedding: gather b·s rows (read, write); backward scatters into the (vocab/t)·h
     # gradient, zeroed and written in fp32 once.
+    # Learned positions: the s rows of the position table added to the token rows (no vocab
+    # needed: the table is max-positions × h).
+    if positions == "learned":
+        add("position_add", hidden, 3.0 * e, 3.0 * e, 1, note="learned positions: read 2, write 1")
     if v is not None and v > 0:
         ops.append(MemOp("embedding", "fwd", hidden * 2 * e, 1, note="gather rows: read, write"))
-        if positions == "learned":
-            add(
-                "position_add",
-                hidden,
-                3.0 * e,
-                3.0 * e,
-                1,
-                note="learned positions: read 2, write 1",
-            )
         if train:
             grad = tokens * h / t * 2 * e + v / t * h * 4
             ops.append(MemOp("embedding", "wgrad", grad, 1, 2, note="zero + scatter-add, fp32"))

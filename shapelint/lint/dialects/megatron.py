@@ -93,11 +93,8 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     else:
         _take_yaml(b)
         swiglu_width = bool(b.gated_mlp)
-    position = b.lookup("position_embedding_type", f"{flags}--position-embedding-type")
-    b.position_embedding = {"learned_absolute": "learned", "rope": "rope", "none": "none"}.get(
-        str(position.value).lower() if position is not None else ""
-    )
-    if position is not None and str(position.value).lower() == "rope":
+    b.position_embedding = _position_embedding(b, candidate, flags)
+    if b.position_embedding == "rope":
         # dim = int(kv_channels * rotary_percent) below 1.0
         # (megatron/core/models/common/embeddings/rotary_pos_embedding.py:73-74).
         b.rotary_fraction = b.lookup("rotary_percent", f"{flags}--rotary-percent")
@@ -107,6 +104,63 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     settle_dims(b)
     _derive(b, swiglu_width)
     return training_config(b)
+
+
+# ``--position-embedding-type`` values by shapelint's names (ModelConfig.position_embedding).
+# Megatron-LM's choices (megatron/training/arguments.py:2397-2399 at d98e8a64): yarn and mrope
+# turn queries and keys as rope does (megatron/core/models/gpt/gpt_model.py:183-215);
+# "relative" (T5's attention bias) has no name here and stays unknown. BigScience's fork names
+# them absolute (its default) and rotary (megatron/enums.py at 0c15c5a8), and alibi later.
+POSITION_TYPES = {
+    "learned_absolute": "learned",
+    "rope": "rope",
+    "yarn": "rope",
+    "mrope": "rope",
+    "none": "none",
+    "absolute": "learned",
+    "rotary": "rope",
+    "alibi": "alibi",
+}
+# The trainer whose parser defaults to learned absolute positions in every Megatron fork read
+# here: Megatron-LM's --position-embedding-type default 'learned_absolute'
+# (megatron/training/arguments.py:2397 at d98e8a64; the embedding adds the position table
+# then, megatron/core/models/common/embeddings/language_model_embedding.py:47);
+# Megatron-DeepSpeed's --no-position-embedding, a store_false whose add_position_embedding
+# is true unless passed (megatron/arguments.py:640-643, megatron/model/language_model.py:
+# 163-164 at f4157bea); MegaBlocks' fork, which always adds one (megatron/model/
+# language_model.py:159-160, 215-216 at stanford-futuredata/Megatron-LM 3a9e3d8d).
+GPT_TRAINER = "pretrain_gpt.py"
+
+
+def _position_embedding(b: Builder, candidate: Candidate, flags: str) -> str | None:
+    """How positions enter the model, or None when unknown (the performance model then times
+    rotary, as for any config that does not say).
+
+    ``--use-rotary-position-embeddings`` means rope whatever the type (Megatron-LM
+    arguments.py:1626-1627 at d98e8a64; Megatron-DeepSpeed arguments.py:316-317 at f4157bea);
+    else ``--position-embedding-type`` (a value picked in a branch, or a type with no name
+    here, is unknown); else ``--no-position-embedding`` alone means none (Megatron-DeepSpeed;
+    Megatron-LM refuses it without rope, arguments.py:1633-1634). With none of them the
+    parser's default holds: learned absolute positions, for a script whose only trainer is
+    ``pretrain_gpt.py`` and for Megatron-LM's functional-test ``MODEL_ARGS``. Another program
+    (Pai-Megatron-Patch's ``pretrain_mcore_llama.py``, a Hugging Face trainer) builds a model
+    of its own, and the YAML layout states its settings in full: unknown there."""
+    rotary = b.lookup(f"{flags}--use-rotary-position-embeddings")
+    stated = b.lookup("position_embedding_type", f"{flags}--position-embedding-type")
+    absent = b.lookup(f"{flags}--no-position-embedding")
+    if rotary is not None and rotary.known and rotary.value is True:
+        return "rope"
+    if stated is not None:
+        mapped = POSITION_TYPES.get(str(stated.value).lower()) if stated.known else None
+        maybe_rotary = rotary is not None and not rotary.known
+        return None if maybe_rotary and mapped != "rope" else mapped
+    if rotary is not None and not rotary.known:
+        return None
+    if absent is not None:
+        return "none" if absent.known and absent.value is True else None
+    if candidate.kind == "shell":
+        return "learned" if candidate.callee == GPT_TRAINER else None
+    return "learned" if isinstance(candidate.root.get(ARGS), Mapping) else None
 
 
 # Parallel sizes besides TP (the SL3xx engine rules read them).

@@ -69,6 +69,11 @@ GATED = frozenset(
 )
 
 
+# ``position_embedding_type`` values by shapelint's names (ModelConfig.position_embedding);
+# NeMo's others (kerple, xpos, sandwich) have none here and stay unknown.
+POSITION_TYPES = {"learned_absolute": "learned", "rope": "rope", "alibi": "alibi", "none": "none"}
+
+
 def _under_model(*names: str) -> tuple[str, ...]:
     return tuple(f"{scope}.{name}" for name in names for scope in ("model", "model.config"))
 
@@ -224,6 +229,10 @@ def extract_as(
     b.gated_mlp = (activation is not None and str(activation.value).lower() in GATED) or (
         glu is not None and glu.value is True
     )
+    position = b.lookup(*_under_model("position_embedding_type"))
+    if position is not None and position.known:
+        # a stated type only: the default when none is stated is the model class's
+        b.position_embedding = POSITION_TYPES.get(str(position.value).lower())
     settle_dims(b)
     vision, image_seq = image_sequence(b, "model")
     if vision:

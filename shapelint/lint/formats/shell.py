@@ -429,6 +429,23 @@ def _converts_checkpoints(text: str) -> bool:
     return bool(_CONVERTER.search(text)) and not _RUNNER.search(text)
 
 
+def _runs(tokens: list[_Token]) -> str:
+    """The training, inference and evaluation programs the script names outside comments
+    (``pretrain_gpt.py``; file names only, sorted, one space between), for the dialect: which
+    program reads the flags decides the defaults of those left out."""
+    names: set[str] = set()
+    for tok in tokens:
+        if isinstance(tok, _Word):
+            names.update(m.group(1) for m in _PROGRAM.finditer(tok.text))
+    return " ".join(sorted(names))
+
+
+# A program name, also where a variable is assigned it (``PRETRAIN_SCRIPT_PATH="pretrain_gpt.py"``).
+_PROGRAM = re.compile(
+    r"(?:^|[/\s=])([\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py)\b"
+)
+
+
 def _not_a_run(entries: list[Entry]) -> list[Entry]:
     """A converter's batch and sequence flags: unknown (the model shape stays)."""
     out = []
@@ -448,6 +465,7 @@ def parse_shell(path: str, text: str) -> Document:
     model size when the script picks its sizes by a variable it is given), or none."""
     doc = Document(path=path, text=text, format="shell")
     tokens = _tokens(text)
+    programs = _runs(tokens)
     selector = _selector(tokens, text)
     if selector is None:
         runs: list[tuple[str, list[_Token]]] = [("", tokens)]
@@ -472,7 +490,7 @@ def parse_shell(path: str, text: str) -> Document:
         if _converts_checkpoints(text):
             entries = _not_a_run(entries)
         root = Mapping(tuple(entries), reader.span(0, len(text)))
-        doc.candidates.append(Candidate(name=name, root=root, kind="shell"))
+        doc.candidates.append(Candidate(name=name, root=root, kind="shell", callee=programs))
     return doc
 
 
