@@ -288,3 +288,67 @@ def test_engines_lists_the_context_fmha_rule() -> None:
     assert main(["engines", "--format", "json"], out, err) == 0
     row = next(e for e in json.loads(out.getvalue())["engines"] if e["name"] == "tensorrt-llm")
     assert "SL331" in row["rules"]
+
+
+# AttentionOp::initialize (attentionOp.cpp at 00dbe288d2a7, `if (mIsMLAEnabled)`): MLA only with
+# kv_lora_rank 512 and qk_rope_head_dim 64, "MLA(Deepseek v2) only support fixed ...".
+MLA_RANK, MLA_ROPE = 512, 64
+# DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json).
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "hidden_size": 7168,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "intermediate_size": 18432,
+    "moe_intermediate_size": 2048,
+    "n_routed_experts": 256,
+    "num_experts_per_tok": 8,
+    "num_hidden_layers": 61,
+    "vocab_size": 129280,
+}
+# MiniCPM3-4B (openbmb/MiniCPM3-4B config.json, as two stored copies in the public-code index
+# repeat it; the Hub file was not reachable from here): MLA with kv_lora_rank 256, rope 32.
+MINICPM3_4B = {
+    "architectures": ["MiniCPM3ForCausalLM"],
+    "model_type": "minicpm3",
+    "hidden_size": 2560,
+    "num_hidden_layers": 62,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 40,
+    "intermediate_size": 6400,
+    "vocab_size": 73448,
+    "q_lora_rank": 768,
+    "kv_lora_rank": 256,
+    "qk_nope_head_dim": 64,
+    "qk_rope_head_dim": 32,
+    "max_position_embeddings": 32768,
+}
+
+
+def test_mla_takes_only_deepseeks_rank_and_rope_dim(tmp_path: Path) -> None:
+    assert (DEEPSEEK_V3["kv_lora_rank"], DEEPSEEK_V3["qk_rope_head_dim"]) == (MLA_RANK, MLA_ROPE)
+    for tp in ("1", "8", "16"):
+        assert codes(tmp_path, DEEPSEEK_V3, "--engine", "trtllm", "--tp", tp) == []
+    assert (MINICPM3_4B["kv_lora_rank"], MINICPM3_4B["qk_rope_head_dim"]) != (MLA_RANK, MLA_ROPE)
+    for gpu in ("H100", "A100", "B200"):
+        (finding,) = codes(tmp_path, MINICPM3_4B, "--engine", "trtllm", "--gpu", gpu)
+        assert finding[0] == "SL326"
+        assert "only support fixed kv_lora_rank(512) and fixed qk_rope_head_dim(64)" in finding[1]
+        assert "kv_lora_rank 256, qk_rope_head_dim 32" in finding[1]
+    # Not named: no finding.
+    assert codes(tmp_path, MINICPM3_4B, "--engine", "vllm") == []
+
+
+def test_mla_check_needs_only_one_known_wrong_value(tmp_path: Path) -> None:
+    # Hand-made DeepSeek-V3 variants (not released models): either value wrong is refused
+    # (the check is an `&&` of both); an unknown one is not guessed.
+    rope_only = {k: v for k, v in DEEPSEEK_V3.items() if k != "kv_lora_rank"}
+    assert codes(tmp_path, {**rope_only, "qk_rope_head_dim": 32}, "--engine", "trtllm") != []
+    assert codes(tmp_path, rope_only, "--engine", "trtllm") == []
+    (finding,) = codes(tmp_path, {**DEEPSEEK_V3, "kv_lora_rank": 256}, "--engine", "trtllm")
+    assert "kv_lora_rank 256, qk_rope_head_dim 64" in finding[1]

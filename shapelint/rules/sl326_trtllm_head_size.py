@@ -18,15 +18,20 @@ cache in vectors of 16 bytes per thread: 8 elements of a 16-bit type, 4 of fp32.
 stops with "Size per head is not a multiple of X" otherwise (OpenLLaMA 3B's head dim of 100:
 TensorRT-LLM issue #855, where the maintainers suggest padding it to 104 or 128). Every head
 size the MMHA check lets through is a multiple of 8, so at the commits read that check is the
-one a user meets first; the message adds the vector width when the head size misses it too. MLA
-models are not checked (their own checks, on ``kv_lora_rank`` and ``qk_rope_head_dim``, are
-not this rule's). The rule runs when the target names TensorRT-LLM (``--engine
+one a user meets first; the message adds the vector width when the head size misses it too.
+
+Multi-head latent attention skips the head-size check but meets one of its own in the same
+place: the op takes MLA only with ``kv_lora_rank`` 512 and ``qk_rope_head_dim`` 64 (DeepSeek-V2
+and V3's values) and stops with "MLA(Deepseek v2) only support fixed kv_lora_rank(512) and
+fixed qk_rope_head_dim(64) right now" otherwise: MiniCPM3-4B (256 and 32) is refused. A rank
+or rope dim the config leaves unknown is not guessed. The rule runs when the target names TensorRT-LLM (``--engine
 tensorrt-llm``); the PyTorch flow's other attention backends (FlashInfer, vanilla) are not
 modelled.
 
 Source: TensorRT-LLM commit 00dbe288 ``cpp/tensorrt_llm/common/attentionOp.cpp``
 (``AttentionOp::initialize``: "Pre-check whether the head size is supported by MMHA", 72
-skipped, ``!mIsMLAEnabled``) and ``cpp/tensorrt_llm/thop/attentionOp.cpp``
+skipped, ``!mIsMLAEnabled``; then ``if (mIsMLAEnabled)``: ``mMLAParams.qk_rope_head_dim == 64
+&& mMLAParams.kv_lora_rank == 512``) and ``cpp/tensorrt_llm/thop/attentionOp.cpp``
 (``attention_inplace``: ``op->initialize()`` for each new attention op, before its context or
 generation run); commit 0ab9d17a ``cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention.cu``
 (``MMHA_SUPPORTED_HEAD_SIZES``, ``mmha_supported``); commit 2340c776
@@ -49,8 +54,8 @@ RULE = Rule(
     code="SL326",
     name="trtllm-head-size",
     severity="error",
-    summary="TensorRT-LLM refuses a head size outside its MMHA decoder kernels' set when the "
-    "attention op initializes",
+    summary="TensorRT-LLM refuses a head size outside its MMHA decoder kernels' set (or MLA "
+    "other than kv_lora_rank 512 / qk_rope_head_dim 64) when the attention op initializes",
     source="TensorRT-LLM 00dbe288 attentionOp.cpp; 0ab9d17a decoderMaskedMultiheadAttention.cu; "
     "2340c776 unfusedAttentionKernels_2_template.h",
 )
@@ -95,6 +100,15 @@ EXAMPLES = [
         note="H2O-Danube3 4B: 3840 / 32 = head size 120, a multiple of 8 without an MMHA kernel",
         expect=(Expect(1, "3840", "Head size 120 is not supported by MMHA"),),
     ),
+    Example(
+        '{"hidden_size": 2560, "num_attention_heads": 40, "num_key_value_heads": 40,'
+        ' "q_lora_rank": 768, "kv_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,'
+        ' "intermediate_size": 6400, "num_hidden_layers": 62, "vocab_size": 73448}\n',
+        False,
+        target=_TRTLLM,
+        note="MiniCPM3-4B: multi-head latent attention with kv_lora_rank 256, qk_rope_head_dim 32",
+        expect=(Expect(1, "256", "only support fixed kv_lora_rank(512)"),),
+    ),
 ]
 
 
@@ -103,7 +117,12 @@ def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     outside the MMHA decoder kernels' set (72 aside)."""
     engines = engines_for(target, VERIFIED)
     d = config.int(Dim.HEAD_DIM)
-    if not engines or not config.has_attention or d is None or is_mla(config):
+    if not engines or not config.has_attention:
+        return
+    if is_mla(config):
+        yield from _mla(config)
+        return
+    if d is None:
         return
     if d in TAKEN_HEAD_SIZES:
         return
@@ -132,3 +151,37 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     Gemma 4's full-attention layers are checked at their own head dim (``global_head_dim``)."""
     for view in head_dim_views(config):
         yield from _check_view(view, target)
+
+
+# AttentionOp::initialize (attentionOp.cpp at 00dbe288) takes MLA only with these.
+MLA_KV_LORA_RANK = 512
+MLA_ROPE_HEAD_DIM = 64
+
+
+def _mla(config: ModelConfig) -> Iterator[Finding]:
+    """MLA with a ``kv_lora_rank`` other than 512 or a ``qk_rope_head_dim`` other than 64."""
+    rank, rope = config.int(Dim.KV_LORA_RANK), config.int(Dim.ROPE_HEAD_DIM)
+    wrong = [
+        (dim, n, want)
+        for dim, n, want in (
+            (Dim.KV_LORA_RANK, rank, MLA_KV_LORA_RANK),
+            (Dim.ROPE_HEAD_DIM, rope, MLA_ROPE_HEAD_DIM),
+        )
+        if n is not None and n != want
+    ]
+    if not wrong:
+        return
+    value = config.get(wrong[0][0])
+    assert value is not None
+    stated = ", ".join(
+        f"{name} {n}"
+        for name, n in (("kv_lora_rank", rank), ("qk_rope_head_dim", rope))
+        if n is not None
+    )
+    yield RULE.finding(
+        config,
+        value,
+        f"MLA(Deepseek v2) only support fixed kv_lora_rank(512) and fixed qk_rope_head_dim(64): "
+        f"TensorRT-LLM's attention op refuses this model's multi-head latent attention ({stated}) "
+        "when it initializes (TensorRT-LLM; read at 00dbe288)",
+    )
