@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import REPO
+from published_configs import LLAMA_3_8B
 
 from shapelint.cli import main
 
@@ -113,7 +114,7 @@ def test_head_sizes_the_attention_op_takes(tmp_path: Path) -> None:
     """Every MMHA head size, and 72 (let through for its FMHA kernels), passes; 40 has context
     FMHA kernels but no MMHA kernel, and is refused."""
     for head in sorted(MMHA | {72, 40}):
-        config = {**LLAMA3_8B, "hidden_size": 32 * head, "num_attention_heads": 32}
+        config = {**LLAMA_3_8B, "hidden_size": 32 * head, "num_attention_heads": 32}
         found = [code for code, _ in codes(tmp_path, config, "--engine", "tensorrt-llm")]
         assert ("SL326" in found) == (head == 40), head
 
@@ -204,15 +205,6 @@ MPT_30B = {
     "expansion_ratio": 4,
     "vocab_size": 50432,
 }
-# Llama 3 8B (meta-llama/Meta-Llama-3-8B config.json): 4096 / 32 = head size 128.
-LLAMA3_8B = {
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "vocab_size": 128256,
-}
 # TensorRT-LLM's context FMHA head sizes, fp16/bf16, sm80/86/89/90 (cubin/fmha_cubin.h at
 # 03cdd5a6: the EXCLUDE_SM_80/86/89/90 cubin declarations), and the head sizes its decoder
 # kernels take (decoderMaskedMultiheadAttention.cu at 0ab9d17a, MMHA_SUPPORTED_HEAD_SIZES);
@@ -256,7 +248,7 @@ def test_context_fmha_silent_where_a_kernel_exists_or_the_table_was_not_read(
 ) -> None:
     # Llama 3 8B: head size 128 has a context kernel on every GPU read.
     for gpu in ("H100-SXM", "A100-SXM-80GB", "A10", "L40S"):
-        assert codes(tmp_path, LLAMA3_8B, "--engine", "tensorrt-llm", "--gpu", gpu) == []
+        assert codes(tmp_path, LLAMA_3_8B, "--engine", "tensorrt-llm", "--gpu", gpu) == []
     # Blackwell runs trtllm-gen kernels (table not read); Volta has no FMHA v2 runner.
     for gpu in ("B200", "V100-SXM2"):
         found = codes(tmp_path, MPT_30B, "--engine", "tensorrt-llm", "--gpu", gpu)
