@@ -543,7 +543,12 @@ def test_interrupt_after_the_report_keeps_the_exit_code(tmp_path: Path) -> None:
 
 
 def test_importing_shapelint_as_a_library_keeps_ctrl_c() -> None:
-    code = "import signal, shapelint.cli\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    # Compared with the handler before the import: a child started from a shell's background
+    # job inherits SIGINT ignored, and Python then installs no default_int_handler at all.
+    code = (
+        "import signal\nbefore = signal.getsignal(signal.SIGINT)\nimport shapelint.cli\n"
+        "print(signal.getsignal(signal.SIGINT) is before)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "True"
 
