@@ -557,6 +557,17 @@ def speech_module(mapping: Mapping) -> bool:
     )
 
 
+def mla_head_dim(b: Builder, nope: Value | None, rope: Value | None) -> bool:
+    """Multi-head latent attention's query/key head dim, ``qk_nope_head_dim +
+    qk_rope_head_dim`` (the formula `engine_shapes.is_mla` recognises), set when both are
+    stated; True when it was."""
+    if nope is None or rope is None or not nope.as_int or rope.as_int is None:
+        return False
+    formula = "qk_nope_head_dim + qk_rope_head_dim"
+    b.set(Dim.HEAD_DIM, derived(nope.as_int + rope.as_int, (nope, rope), formula))
+    return True
+
+
 def head_dim_split(get: AbcCallable[[Dim], int | None]) -> int | None:
     """hidden / heads when heads divide hidden."""
     h, a = get(Dim.HIDDEN), get(Dim.HEADS)

@@ -20,6 +20,7 @@ from shapelint.lint.dialects.common import (
     derived,
     llama_ffn,
     looks_like_model,
+    mla_head_dim,
     mpt_ffn,
     resolve,
     round_up,
@@ -322,11 +323,7 @@ def _take_common(b: Builder, stack: str = "") -> None:
     # MLA: HF's qk_nope/qk_rope, Megatron-core's qk_head_dim/qk_pos_emb_head_dim.
     nope = b.lookup("qk_nope_head_dim", "qk_head_dim")
     rope = b.lookup("qk_rope_head_dim", "qk_pos_emb_head_dim")
-    if nope is not None and rope is not None and nope.as_int and rope.as_int is not None:
-        b.set(
-            Dim.HEAD_DIM,
-            derived(nope.as_int + rope.as_int, (nope, rope), "qk_nope_head_dim + qk_rope_head_dim"),
-        )
+    if mla_head_dim(b, nope, rope):
         b.take(Dim.V_HEAD_DIM, "v_head_dim")
     if b.lookup("kv_lora_rank", "q_lora_rank") is None:
         # In an MLA config kv_channels / head_dim is not the attention head dim.

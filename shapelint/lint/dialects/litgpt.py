@@ -29,7 +29,14 @@ set, else ``block_size``. A YAML config that names a registry model (``model_nam
 
 from __future__ import annotations
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, derived, find, round_up
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    derived,
+    find,
+    mla_head_dim,
+    round_up,
+)
 from shapelint.lint.dialects.defaults import anchor, take_or_default
 from shapelint.lint.model import Derivation, Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Mapping, Scalar
@@ -146,11 +153,7 @@ def _model_dims(b: Builder) -> None:
         b.lookup("latent_attention.qk_rope_head_dim"),
     )
     nope, rope = latent
-    if nope is not None and rope is not None and nope.as_int and rope.as_int is not None:
-        b.set(
-            Dim.HEAD_DIM,
-            derived(nope.as_int + rope.as_int, (nope, rope), "qk_nope_head_dim + qk_rope_head_dim"),
-        )
+    if mla_head_dim(b, nope, rope):
         b.take(Dim.V_HEAD_DIM, "latent_attention.v_head_dim")
     if b.take(Dim.HEAD_DIM, "head_size") is None and hidden and heads and h and a:
         stated = b.lookup("head_size")

@@ -26,6 +26,7 @@ from shapelint.lint.dialects.common import (
     derived,
     llama_ffn,
     looks_like_model,
+    mla_head_dim,
     sliding_window,
 )
 from shapelint.lint.model import Dim, ModelConfig, Value
@@ -53,11 +54,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     if vocab is not None and vocab.as_int != -1:
         b.set(Dim.VOCAB, vocab)
     nope, rope = b.lookup("qk_nope_head_dim"), b.lookup("qk_rope_head_dim")
-    if nope is not None and rope is not None and nope.as_int and rope.as_int is not None:
-        b.set(
-            Dim.HEAD_DIM,
-            derived(nope.as_int + rope.as_int, (nope, rope), "qk_nope_head_dim + qk_rope_head_dim"),
-        )
+    if mla_head_dim(b, nope, rope):
         b.take(Dim.V_HEAD_DIM, "v_head_dim")
     b.take(Dim.HEAD_DIM, "head_dim")
     b.take(Dim.SEQ_LEN, "max_seq_len", "max_position_embeddings")

@@ -44,7 +44,14 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.lint.dialects.common import Builder, KeyAliases, child, derived, llama_ffn
+from shapelint.lint.dialects.common import (
+    Builder,
+    KeyAliases,
+    child,
+    derived,
+    llama_ffn,
+    mla_head_dim,
+)
 from shapelint.lint.model import Dim, ModelConfig, Value
 from shapelint.lint.source import Candidate, Document, Mapping
 
@@ -154,11 +161,7 @@ def _mla_moe(b: Builder) -> None:
     MLPs, the rest MoE with ``num_experts`` experts of ``moe_hidden_dim``, ``router_top_k``
     per token and ``num_shared_experts`` shared ones."""
     nope, rope = b.lookup("layers.qk_nope_head_dim"), b.lookup("layers.qk_rope_head_dim")
-    if nope is not None and rope is not None and nope.as_int and rope.as_int is not None:
-        b.set(
-            Dim.HEAD_DIM,
-            derived(nope.as_int + rope.as_int, (nope, rope), "qk_nope_head_dim + qk_rope_head_dim"),
-        )
+    mla_head_dim(b, nope, rope)
     b.take(Dim.V_HEAD_DIM, "layers.v_head_dim")
     b.take(Dim.ROPE_HEAD_DIM, "layers.qk_rope_head_dim")
     b.take(Dim.KV_LORA_RANK, "layers.kv_lora_rank")
