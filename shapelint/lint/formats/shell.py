@@ -499,15 +499,14 @@ def _read_flags(reader: _Reader, tokens: list[_Token]) -> _Flags:
     them."""
     text = reader.text
     flags: _Flags = {}
-    statement_start = True
+    starts = _statement_starts(tokens)
     cases = 0  # open ``case … esac`` blocks
     blocks = 0  # open ``if``/``case``/loop blocks: an assignment there may not run
     i = 0
     while i < len(tokens):
-        tok = tokens[i]
+        tok, statement_start = tokens[i], starts[i]
         i += 1
         if isinstance(tok, str):
-            statement_start = statement_start or tok == ";"
             continue
         keyword = statement_start and not tok.quoted
         if keyword and tok.text in ("case", "esac"):
@@ -529,7 +528,6 @@ def _read_flags(reader: _Reader, tokens: list[_Token]) -> _Flags:
             _string_flags(reader, tok, flags, conditional=blocks > 0)
             reader.assign(tok, conditional=blocks > 0)
             continue
-        statement_start = False
         i = _flag(reader, tokens, i, tok, flags)
     return flags
 
@@ -600,7 +598,9 @@ class _Chain:
 
 def _statement_starts(tokens: list[_Token]) -> list[bool]:
     """For each token, whether it is a word at the start of a statement (where ``if``,
-    ``then``, ``fi`` are keywords), by the rules `_read_flags` follows."""
+    ``then``, ``fi`` are keywords and ``NAME=value`` assigns): after a separator or a line's
+    end, a reserved word, an assignment or ``export``/``local``…; the words `_read_flags`
+    and the ``if`` chains read as keywords."""
     starts = [False] * len(tokens)
     at_start = True
     for k, tok in enumerate(tokens):
