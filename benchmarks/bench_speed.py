@@ -91,12 +91,12 @@ for root, dirs, files in os.walk(sys.argv[1]):
 # GPU of the built-in table. Prints estimates and the CPU seconds they took.
 MODEL = r"""
 import sys, time
-from shapelint.lint import dialects
-from shapelint.lint.discover import discover
-from shapelint.lint.formats import parse
-from shapelint.lint.runner import LintOptions, resolve_target
+from shapelint import dialects
+from shapelint.engine.discover import discover
+from shapelint.readers import parse
+from shapelint.engine.runner import LintOptions, resolve_target
 from shapelint.perf.estimate import step_time
-from shapelint.perf.gpus import load_table
+from shapelint.hardware.gpus import load_table
 gpus = list(load_table())
 configs = []
 for src in discover([sys.argv[1]]):

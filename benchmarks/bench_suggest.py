@@ -10,7 +10,7 @@ numbers, each the median of ``--repeat`` runs in this process:
 - **time to the answer**: ``shapelint suggest CONFIG`` through the CLI's ``main`` (reading,
   parsing, the search, the rule checks and the text report), after a first warm-up run that
   pays the imports;
-- **search**: `shapelint.suggest.search` alone, and the shapes it estimated;
+- **search**: `shapelint.perf.search.search` alone, and the shapes it estimated;
 - **shapes/s**: shapes estimated per second of search, and the GEMM cache's hit rate.
 
 A harness, not a test: the issue's target is under 2 s to the answer for a 7B config.
@@ -38,10 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     gpus = args.gpu or ["H100"]
 
-    from shapelint.cli import main as cli
-    from shapelint.commands.suggest import ffn_follower, load, validator, vocab_padding
-    from shapelint.lint.runner import resolve_target
-    from shapelint.suggest import SuggestOptions, search
+    from shapelint.cli.main import main as cli
+    from shapelint.cli.suggest import ffn_follower, load, validator, vocab_padding
+    from shapelint.engine.runner import resolve_target
+    from shapelint.perf.search import SuggestOptions, search
 
     cli_args = ["suggest", args.config, *(x for g in gpus for x in ("--gpu", g))]
     cli(cli_args, io.StringIO(), io.StringIO())  # warm-up: imports, GPU table
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def cli_parser_args(argv: list[str]) -> argparse.Namespace:
     """The parsed namespace of ``shapelint`` ARGV, as the CLI builds it."""
-    from shapelint.cli import build_parser
+    from shapelint.cli.main import build_parser
 
     return build_parser().parse_args(argv)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.gemm import CALIBRATION, Calibration, gemm_time
-from shapelint.perf.gpus import lookup
 
 ROOT = Path(__file__).resolve().parent.parent
 XLA_CSV = ROOT / "tests" / "perf" / "data" / "xla_sm90_matmul.csv"

@@ -35,9 +35,9 @@ from typing import Any
 import wheels
 import yaml
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "wheels"

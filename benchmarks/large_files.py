@@ -9,7 +9,7 @@ the same data as YAML (a tenth of the size: PyYAML is pure Python). For each fil
 each in a fresh subprocess so that peak memory (``ru_maxrss``) is the measurement's own:
 
 - ``json.load`` (or ``yaml.safe_load``) of the file;
-- ``shapelint.lint.runner.lint_paths`` on the file (read, parse, extract, rules, estimates),
+- ``shapelint.engine.runner.lint_paths`` on the file (read, parse, extract, rules, estimates),
   compared with the loader, both timed inside the process;
 - ``python -c "json.load(...)"`` and ``shapelint FILE`` as whole commands (interpreter
   start-up and imports included), compared with each other;
@@ -43,8 +43,8 @@ elif what == "yaml.safe_load":
     with open(path, "rb") as fh:
         yaml.safe_load(fh)
 else:
-    from shapelint.lint.runner import LintOptions, lint_paths
-    from shapelint.perf.gpus import load_table
+    from shapelint.engine.runner import LintOptions, lint_paths
+    from shapelint.hardware.gpus import load_table
     options = LintOptions(gpus=(load_table().lookup("H100-SXM"),))
     start = time.perf_counter()  # imports excluded: the CLI row includes them
     result = lint_paths([path], options)

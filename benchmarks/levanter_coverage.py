@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from shapelint.lint.dialects import extract, levanter
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim
+from shapelint.core.model import Dim
+from shapelint.dialects import extract, levanter
+from shapelint.readers import parse
 
 
 class _Loader(yaml.SafeLoader):

@@ -33,9 +33,9 @@ from typing import Any
 
 import yaml
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim
+from shapelint.core.model import Dim
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 
 def _round_up(x: int, m: int) -> int:

@@ -32,12 +32,12 @@ from pathlib import Path
 
 import wheels
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.lint.source import Document, Scalar
-from shapelint.perf.gpus import lookup
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.core.source import Document, Scalar
+from shapelint.dialects import extract
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
+from shapelint.readers import parse
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "wheels"

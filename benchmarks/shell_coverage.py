@@ -17,9 +17,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim
+from shapelint.core.model import Dim
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 FLAGS = {
     "--hidden-size": Dim.HIDDEN,

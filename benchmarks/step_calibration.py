@@ -39,10 +39,10 @@ from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shapelint.lint.model import Attention, Dim, ModelConfig, Target, Value
-from shapelint.lint.source import Span
+from shapelint.core.model import Attention, Dim, ModelConfig, Target, Value
+from shapelint.core.source import Span
+from shapelint.hardware.gpus import GPU, lookup
 from shapelint.perf.estimate import STEP_CALIBRATION, StepCalibration, step_time
-from shapelint.perf.gpus import GPU, lookup
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "perf" / "data"
 ROWS_CSV = DATA / "llm_foundry_mpt.csv"

@@ -12,9 +12,9 @@ import sys
 import atheris
 
 with atheris.instrument_imports(include=["shapelint"]):
-    from shapelint.lint.formats import parse
-    from shapelint.lint.runner import LintOptions, lint_document
-    from shapelint.perf.gpus import load_table
+    from shapelint.engine.runner import LintOptions, lint_document
+    from shapelint.hardware.gpus import load_table
+    from shapelint.readers import parse
 
 NAMES = {"json": "config.json", "yaml": "config.yaml", "toml": "config.toml", "python": "model.py"}
 

@@ -1,4 +1,5 @@
-"""Write shapelint/perf/gpus_snapshot.json from gpus.yaml (``python scripts/gen_gpu_snapshot.py``).
+"""Write shapelint/hardware/gpus_snapshot.json from gpus.yaml
+(``python scripts/gen_gpu_snapshot.py``).
 
 The snapshot lets a run read the built-in GPU table without PyYAML. With ``--check`` it writes
 nothing and exits 1 when the snapshot is out of date.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from shapelint.perf.gpus import snapshot_text
+from shapelint.hardware.gpus import snapshot_text
 
 PERF = Path(__file__).resolve().parent.parent / "shapelint" / "perf"
 SNAPSHOT = PERF / "gpus_snapshot.json"

@@ -1,5 +1,5 @@
 """``python -m shapelint``."""
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 raise SystemExit(main())

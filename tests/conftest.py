@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.model import ModelConfig
-from shapelint.lint.source import Document
+from shapelint import dialects
+from shapelint.core.model import ModelConfig
+from shapelint.core.source import Document
+from shapelint.readers import parse
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
 HEADS80 = '{"hidden_size": 2560, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 50304}\n'

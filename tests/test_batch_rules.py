@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import configs_of, parse_text
 
-from shapelint.lint.model import Dim, Finding, Fix, ModelConfig, Target, Value
-from shapelint.lint.runner import (
+from shapelint.core.model import Dim, Finding, Fix, ModelConfig, Target, Value
+from shapelint.core.source import Span
+from shapelint.engine.runner import (
     LintOptions,
     TargetOptions,
     fixed_target,
@@ -17,9 +18,8 @@ from shapelint.lint.runner import (
     lint_paths,
     resolve_target,
 )
-from shapelint.lint.source import Span
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.estimate import cached_step_time, estimate_fix, step_time, tokens_per_gpu
-from shapelint.perf.gpus import lookup
 from shapelint.rules import (
     sl201_tokens_per_microbatch,
     sl202_wave_quantization,

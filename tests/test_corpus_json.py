@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.lint.model import Dim
-from shapelint.lint.runner import LintOptions, lint_paths
-from shapelint.perf.gpus import lookup
+from shapelint.core.model import Dim
+from shapelint.engine.runner import LintOptions, lint_paths
+from shapelint.hardware.gpus import lookup
 
 HF = "hf_config_json/"
 EXECUTORCH = HF + "pytorch+executorch/examples/mediatek/models/llm_models/weights/"

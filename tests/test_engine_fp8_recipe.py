@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO
 from published_configs import LLAMA_3_8B
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 # microsoft/Phi-3-mini-4k-instruct config.json: 32064 = 250 * 128 + 64, so the output layer
 # (3072 -> 32064) is refused; 3072 = 24 * 128 and 8192 = 64 * 128 are not.

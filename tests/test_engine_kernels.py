@@ -14,15 +14,15 @@ import jsonschema
 import pytest
 from conftest import REPO, parse_text
 
-from shapelint.cli import main
-from shapelint.lint import dialects
-from shapelint.lint.model import Dim, Finding, Target
-from shapelint.perf.gpus import lookup
+from shapelint import dialects
+from shapelint.cli.main import main
+from shapelint.core.model import Dim, Finding, Target
+from shapelint.hardware.arch import compute_capability
+from shapelint.hardware.gpus import lookup
 from shapelint.rules import sl320_flash_attn4_head_dim as sl320
 from shapelint.rules import sl321_te_attention_unfused as sl321
 from shapelint.rules import sl322_te_no_attention_backend as sl322
 from shapelint.rules import sl324_te_fp8_gemm_dims as sl324
-from shapelint.rules.gpu_arch import compute_capability
 from shapelint.rules.te_attention import choose
 
 GEMMA2_2B = (
@@ -336,7 +336,7 @@ def test_te_fp8_refuses_a_token_count_not_a_multiple_of_8() -> None:
 def test_megatron_configs_run_on_transformer_engine_unless_local(corpus: Path) -> None:
     import yaml
 
-    from shapelint.engines import default_engines
+    from shapelint.hardware.engines import default_engines
 
     local = corpus / "megatron-lm/examples/gpt3/gpt_config.yaml"
     assert yaml.safe_load(local.read_text())["transformer_impl"] == "local"

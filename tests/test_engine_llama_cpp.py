@@ -11,8 +11,8 @@ from pathlib import Path
 
 from published_configs import LLAMA_3_8B
 
-from shapelint import engines
-from shapelint.cli import main
+from shapelint.cli.main import main
+from shapelint.hardware import engines
 from shapelint.rules.sl315_llama_cpp_flash_attention import _unsupported
 
 # Nemotron-4 340B (nvidia/Nemotron-4-340B: hidden 18432, 96 heads, 8 KV heads → head dim 192,

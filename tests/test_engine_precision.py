@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.lint.runner import LintOptions, TargetOptions, lint_paths
-from shapelint.perf.gpus import lookup
+from shapelint.engine.runner import LintOptions, TargetOptions, lint_paths
+from shapelint.hardware.gpus import lookup
 
 pytestmark = pytest.mark.corpus
 

@@ -13,12 +13,12 @@ import jsonschema
 import pytest
 from conftest import REPO, parse_text
 
-from shapelint import engines
-from shapelint.cli import main
-from shapelint.lint import dialects
-from shapelint.lint.model import Dim, Target
-from shapelint.lint.runner import LintOptions, TargetOptions, resolve_target
-from shapelint.perf.gpus import lookup
+from shapelint import dialects
+from shapelint.cli.main import main
+from shapelint.core.model import Dim, Target
+from shapelint.engine.runner import LintOptions, TargetOptions, resolve_target
+from shapelint.hardware import engines
+from shapelint.hardware.gpus import lookup
 
 # Qwen2-7B's shape (28 heads, 4 KV heads): vLLM issue #11797, cannot run at TP 8.
 QWEN2_7B = (

@@ -14,7 +14,7 @@ import io
 import json
 from pathlib import Path
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 CONFORMER = """\
 name: G2P-Conformer-CTC

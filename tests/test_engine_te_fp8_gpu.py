@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 SCRIPT = (
     "#!/bin/bash\n"
@@ -102,7 +102,7 @@ def test_finding_points_at_the_fp8_setting(tmp_path: Path) -> None:
 
 
 def test_estimate_line_says_the_fp8_config_is_timed_in_bf16(tmp_path: Path) -> None:
-    # The A100's table row has no FP8 Tensor Core rate (shapelint/perf/gpus.yaml), so the
+    # The A100's table row has no FP8 Tensor Core rate (shapelint/hardware/gpus.yaml), so the
     # step is timed in bf16; the "Estimated for:" line says which dtype was asked for.
     path = tmp_path / "train.sh"
     path.write_text(SCRIPT.format(extra="--fp8-format hybrid"))

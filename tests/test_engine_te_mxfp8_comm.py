@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 
 def script(seq: int = 8192, extra: str = "", hidden: int = 4096) -> str:

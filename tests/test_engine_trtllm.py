@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO
 from published_configs import LLAMA_3_8B
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 # Qwen2-7B (Qwen/Qwen2-7B config.json): 28 heads, 4 KV heads.
 QWEN2_7B = {

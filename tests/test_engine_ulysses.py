@@ -13,7 +13,7 @@ from pathlib import Path
 
 from published_configs import LLAMA_3_8B
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 # Qwen2.5-7B (Qwen/Qwen2.5-7B config.json): 28 query heads, 4 KV heads.
 QWEN25_7B = {

@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import REPO
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 EXAMPLES = str(REPO / "examples")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 GPT2 = (
     '{"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024,'

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from shapelint.cli import main
-from shapelint.lint import writer
+from shapelint.cli.main import main
+from shapelint.engine import writer
 
 DATA = Path(__file__).resolve().parent / "data" / "fix"
 
@@ -294,8 +294,8 @@ def test_file_changed_on_disk_is_not_overwritten(
 def test_failed_fix_is_reported_with_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shapelint.lint import runner
-    from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+    from shapelint.core.model import Dim, Finding, ModelConfig, Target
+    from shapelint.engine import runner
     from shapelint.rules.base import Rule, make_fix
 
     rule = Rule("SL990", "bad-fix", "warning", "a rule whose fix breaks the config", "test")

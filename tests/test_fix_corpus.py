@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 DATA = Path(__file__).resolve().parent / "data" / "fix"
 # Numbers are words of their own, so "50257," diffs as 50257 → 50304, not with the comma.

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
-from shapelint.lint import writer
+from shapelint.cli.main import main
+from shapelint.engine import writer
 
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
 GPT2_FIXED = GPT2.replace("50257", "50304")

@@ -19,11 +19,11 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from shapelint.lint.fixer import fix_document, ident, render
-from shapelint.lint.formats import parse
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.lint.source import Document, encode
-from shapelint.perf.gpus import lookup
+from shapelint.core.source import Document, encode
+from shapelint.engine.fixer import fix_document, ident, render
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
+from shapelint.readers import parse
 
 OPTIONS = LintOptions(gpus=(lookup("H100-SXM"),), min_slowdown=0.0)
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

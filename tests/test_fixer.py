@@ -10,8 +10,10 @@ from typing import cast
 import pytest
 from conftest import parse_text
 
-from shapelint.lint import fixer, runner
-from shapelint.lint.fixer import (
+from shapelint.core.model import Dim, Edit, Finding, Fix, ModelConfig, Target
+from shapelint.core.source import LineIndex
+from shapelint.engine import fixer, runner
+from shapelint.engine.fixer import (
     OverlappingEditsError,
     apply_edits,
     choose,
@@ -20,10 +22,8 @@ from shapelint.lint.fixer import (
     splice,
     unified_diff,
 )
-from shapelint.lint.model import Dim, Edit, Finding, Fix, ModelConfig, Target
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.lint.source import LineIndex
-from shapelint.perf.gpus import lookup
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
 from shapelint.rules.base import Rule, RuleModule, make_fix
 
 OPTIONS = LintOptions(gpus=(lookup("H100-SXM"),))
@@ -403,7 +403,7 @@ def test_every_rule_example_fixes_through_the_engine(code: str, example: object)
     # engine (choose, splice, re-parse, re-lint, verify) must reproduce it.
     import math
 
-    from shapelint.lint.runner import TargetOptions
+    from shapelint.engine.runner import TargetOptions
     from shapelint.rules.base import Example
 
     assert isinstance(example, Example)

@@ -21,11 +21,11 @@ from conftest import corpus_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapelint.lint.formats import parse
-from shapelint.lint.formats.json import parse_json
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.lint.source import Mapping, Node, Scalar, Sequence
-from shapelint.perf.gpus import load_table
+from shapelint.core.source import Mapping, Node, Scalar, Sequence
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import load_table
+from shapelint.readers import parse
+from shapelint.readers.json import parse_json
 
 # Seconds one input may take, read and linted (generous: the test machine is shared).
 TIME_BOUND = 20.0

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from conftest import configs_of
 
-from shapelint.cli import main
-from shapelint.lint.model import Dim
+from shapelint.cli.main import main
+from shapelint.core.model import Dim
 from shapelint.perf.workload import layer_plan
 
 LAYERS = 60

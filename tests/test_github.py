@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
-from shapelint.lint.model import Finding
-from shapelint.lint.report.github import command, escape_data, escape_property
-from shapelint.lint.source import Span
+from shapelint.cli.main import main
+from shapelint.core.model import Finding
+from shapelint.core.source import Span
+from shapelint.report.github import command, escape_data, escape_property
 
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
 COMMAND = re.compile(r"^::(error|warning|notice) ([^:]*)::(.*)$")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from conftest import configs_of
 
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint import dialects
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.readers import parse
 
 
 def dims(config: ModelConfig) -> dict[str, object]:
@@ -209,8 +209,8 @@ def test_position_embeddings_only_where_the_config_says() -> None:
 
 
 def test_gpt2_has_no_rotary_op_in_the_step() -> None:
-    from shapelint.lint.model import Target
-    from shapelint.perf.gpus import lookup
+    from shapelint.core.model import Target
+    from shapelint.hardware.gpus import lookup
     from shapelint.perf.ops import step_memops
 
     (config,) = dialects.extract(

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 from hostile import GPT2, SIDE_EFFECT_MARKER, build
 
-from shapelint.cli import main
-from shapelint.lint import runner
-from shapelint.lint.formats import parse
-from shapelint.lint.formats.budget import Budget, check_python
-from shapelint.lint.runner import LintOptions, lint_paths, read_source
-from shapelint.perf.gpus import load_table
+from shapelint.cli.main import main
+from shapelint.core.limits import Budget, check_python
+from shapelint.engine import runner
+from shapelint.engine.runner import LintOptions, lint_paths, read_source
+from shapelint.hardware.gpus import load_table
+from shapelint.readers import parse
 
 
 def run(*argv: str, cwd: Path | None = None) -> tuple[int, str, str]:
@@ -509,7 +509,7 @@ def test_interrupt_while_importing_is_one_line_and_130() -> None:
         "sys.argv[0] = '/usr/bin/shapelint'\n"
         "import shapelint\n"  # installs the early handler, as the console script does
         "os.kill(os.getpid(), signal.SIGINT)\n"
-        "import shapelint.cli\n"
+        "import shapelint.cli.main\n"
         "print('not reached')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -527,7 +527,7 @@ def test_interrupt_after_the_report_keeps_the_exit_code(tmp_path: Path) -> None:
         "import os, signal, sys\n"
         "sys.argv = ['/usr/bin/shapelint', 'config.json', '--no-cache']\n"
         "import shapelint\n"
-        "from shapelint.cli import main\n"
+        "from shapelint.cli.main import main\n"
         "code = main()\n"
         "print('ignored', signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
@@ -546,7 +546,7 @@ def test_importing_shapelint_as_a_library_keeps_ctrl_c() -> None:
     # Compared with the handler before the import: a child started from a shell's background
     # job inherits SIGINT ignored, and Python then installs no default_int_handler at all.
     code = (
-        "import signal\nbefore = signal.getsignal(signal.SIGINT)\nimport shapelint.cli\n"
+        "import signal\nbefore = signal.getsignal(signal.SIGINT)\nimport shapelint.cli.main\n"
         "print(signal.getsignal(signal.SIGINT) is before)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -583,7 +583,7 @@ def test_sigint_at_any_moment_of_a_run(tmp_path: Path, delay: float) -> None:
 
 
 def test_cpu_limit_stops_a_runaway_stage(monkeypatch: pytest.MonkeyPatch) -> None:
-    from shapelint.lint.formats.budget import OverTime, cpu_limit
+    from shapelint.core.limits import OverTime, cpu_limit
 
     start = time.process_time()
     with pytest.raises(OverTime), cpu_limit(0.2):

@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapelint.lint.formats.json import parse_json
-from shapelint.lint.source import Mapping, Node, Scalar, Sequence
+from shapelint.core.source import Mapping, Node, Scalar, Sequence
+from shapelint.readers.json import parse_json
 
 
 def plain(node: Node) -> object:

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from shapelint import cli
-from shapelint.lint import cache as cache_mod
-from shapelint.lint import formats, parallel
+from shapelint import readers as formats
+from shapelint.cli import main as cli
+from shapelint.engine import cache as cache_mod
+from shapelint.engine import parallel
 
 REPO = Path(__file__).resolve().parent.parent
 FIX_DATA = REPO / "tests" / "data" / "fix"

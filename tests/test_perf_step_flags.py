@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 LLAMA = json.dumps(
     {

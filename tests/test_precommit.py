@@ -326,7 +326,7 @@ def test_readme_ci_recipe_commands_run(tmp_path: Path, monkeypatch: pytest.Monke
     import io
     import shlex
 
-    from shapelint.cli import main
+    from shapelint.cli.main import main
 
     ci = readme_precommit_blocks()[2]
     commands = [ln for ln in ci.splitlines() if ln.startswith("shapelint ")]

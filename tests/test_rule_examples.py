@@ -13,11 +13,11 @@ from dataclasses import replace
 import pytest
 from conftest import parse_text
 
-from shapelint.lint.fixer import fix_document
-from shapelint.lint.model import Finding
-from shapelint.lint.runner import LintOptions, TargetOptions, lint_document
-from shapelint.lint.source import Document
-from shapelint.perf.gpus import lookup
+from shapelint.core.model import Finding
+from shapelint.core.source import Document
+from shapelint.engine.fixer import fix_document
+from shapelint.engine.runner import LintOptions, TargetOptions, lint_document
+from shapelint.hardware.gpus import lookup
 from shapelint.rules import REGISTRY, RuleModule, fixable
 from shapelint.rules.base import Example
 

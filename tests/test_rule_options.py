@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 from shapelint.rules import REGISTRY
 from shapelint.rules.options import build, has_options
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import configs_of, parse_text
 
-from shapelint.lint.runner import (
+from shapelint.engine.runner import (
     DEFAULT_SEQ_LEN,
     LintOptions,
     TargetOptions,
@@ -12,7 +12,7 @@ from shapelint.lint.runner import (
     resolve_target,
     runnable_dtype,
 )
-from shapelint.perf.gpus import lookup
+from shapelint.hardware.gpus import lookup
 
 H100, V100, A100 = lookup("h100"), lookup("v100"), lookup("a100")
 GPT2 = '{"n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257}'
@@ -90,8 +90,8 @@ def test_per_file_ignores_and_yaml_suppressions() -> None:
 def test_text_report_says_time_per_token_for_batch_fixes() -> None:
     from dataclasses import replace
 
-    from shapelint.lint.model import Dim, Estimate, Fix
-    from shapelint.lint.report.text import estimate_text
+    from shapelint.core.model import Dim, Estimate, Fix
+    from shapelint.report.text import estimate_text
 
     (f,) = lint_document(parse_text(GPT2), LintOptions(gpus=(H100,)))[1]
     assert estimate_text(f).endswith("step time on H100-SXM")

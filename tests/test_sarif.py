@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from conftest import REPO
 
-from shapelint.cli import main
-from shapelint.lint.source import LineIndex
+from shapelint.cli.main import main
+from shapelint.core.source import LineIndex
 
 SCHEMA_PATH = REPO / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json"
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'

@@ -195,7 +195,7 @@ def test_settings_apply_to_documents(client: Client, tmp_path: Path) -> None:
 
 
 def test_astral_column_conversion() -> None:
-    from shapelint.server import utf16_column
+    from shapelint.cli.server import utf16_column
 
     assert utf16_column("🚀x: 1", 3) == 3  # the rocket is two UTF-16 code units
     assert utf16_column("größe: 1", 8) == 7

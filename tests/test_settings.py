@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
-from shapelint.lint.model import Dim
-from shapelint.lint.settings import SettingsError, SettingsResolver, load
+from shapelint.cli.main import main
+from shapelint.core.model import Dim
+from shapelint.engine.settings import SettingsError, SettingsResolver, load
 
 GPT2 = '{\n  "n_embd": 768,\n  "n_head": 12,\n  "n_layer": 12,\n  "vocab_size": 50257\n}\n'
 CLEAN = (
@@ -204,7 +204,7 @@ def test_schema_dims_match_the_model() -> None:
     from importlib import resources
 
     schema = json.loads(
-        resources.files("shapelint.lint").joinpath("settings.schema.json").read_text("utf-8")
+        resources.files("shapelint.engine").joinpath("settings.schema.json").read_text("utf-8")
     )
     assert schema["properties"]["keys"]["propertyNames"]["enum"] == [d.value for d in Dim]
 
@@ -218,7 +218,7 @@ def test_load_and_missing_file(tmp_path: Path) -> None:
 
 def test_no_settings_file_does_not_import_jsonschema(project: Path) -> None:
     code = (
-        "import sys; from shapelint.cli import main; rc = main(['.', '-q']); "
+        "import sys; from shapelint.cli.main import main; rc = main(['.', '-q']); "
         "print('jsonschema' in sys.modules, rc)"
     )
     proc = subprocess.run(

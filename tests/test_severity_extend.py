@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
-from shapelint.lint.source import file_disables, suppression_reason
+from shapelint.cli.main import main
+from shapelint.core.source import file_disables, suppression_reason
 
 # Head dim 80 (SL102 points at hidden_size) and an unpadded vocab (SL101).
 YAML = "hidden_size: 2560\nnum_attention_heads: 32\nnum_hidden_layers: 32\nvocab_size: 50257\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from conftest import configs_of
 
-from shapelint.lint.model import Dim, Target
+from shapelint.core.model import Dim, Target
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.estimate import step_time
-from shapelint.perf.gpus import lookup
 from shapelint.rules import sl102_head_dim
 
 GPT3_27B = (

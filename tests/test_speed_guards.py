@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import shapelint
-from shapelint import cli
-from shapelint.lint import formats
+from shapelint import readers as formats
+from shapelint.cli import main as cli
 
 REPO = Path(__file__).resolve().parent.parent
 FIX_DATA = REPO / "tests" / "data" / "fix"
@@ -30,7 +30,7 @@ READERS = ("yaml", "python", "toml")
 # Runs the CLI in a fresh interpreter and prints the exit code, then every imported module.
 PROBE = """
 import contextlib, io, sys
-from shapelint.cli import main
+from shapelint.cli.main import main
 out = io.StringIO()
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:], out, io.StringIO())
@@ -61,10 +61,10 @@ def test_json_run_imports_no_libcst_yaml_or_jsonschema(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(GPT2)
     code, findings, modules = imported(tmp_path, "check", "config.json")
     assert code == 1 and findings >= 1  # the rules and the estimates really ran
-    assert "shapelint.lint.formats.json" in modules
+    assert "shapelint.readers.json" in modules
     assert _heavy(modules, HEAVY) == []
-    assert "shapelint.lint.formats.yaml" not in modules
-    assert "shapelint.lint.formats.toml" not in modules
+    assert "shapelint.readers.yaml" not in modules
+    assert "shapelint.readers.toml" not in modules
     # Package data is read from files, not through importlib.resources (~5 ms of imports).
     assert "importlib.resources" not in modules
 
@@ -90,7 +90,7 @@ def test_version_imports_no_rules(tmp_path: Path) -> None:
     code, _, modules = imported(tmp_path, "--version")
     assert code == 0
     assert not [m for m in modules if m.startswith(("shapelint.rules", "shapelint.perf"))]
-    assert "shapelint.lint.runner" not in modules
+    assert "shapelint.engine.runner" not in modules
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_fix_parses_a_fixed_file_once_more_to_verify_it(
 PROBE_NEW = """
 import contextlib, io, sys
 before = set(sys.modules)
-from shapelint.cli import main
+from shapelint.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:], io.StringIO(), io.StringIO())
 print(code)
@@ -174,14 +174,16 @@ def test_one_json_no_cache_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert "shapelint.perf.estimate" in modules
     assert sorted(m for m in modules if m.split(".")[0] in NOT_FOR_ONE_JSON) == []
     # Only the subcommand's own module is imported: suggest, explain and gemm are not.
-    assert "shapelint.commands.suggest" not in modules
-    assert not [m for m in modules if m.startswith(("shapelint.suggest", "shapelint.perf.explain"))]
-    assert "shapelint.perf.gemm_command" not in modules
-    assert "shapelint.lint.baseline" not in modules
-    assert "shapelint.lint.cache" not in modules
+    assert "shapelint.cli.suggest" not in modules
+    assert not [
+        m for m in modules if m.startswith(("shapelint.perf.search", "shapelint.cli.explain"))
+    ]
+    assert "shapelint.cli.gemm" not in modules
+    assert "shapelint.engine.baseline" not in modules
+    assert "shapelint.engine.cache" not in modules
     # LitGPT's Python loops (and the Python evaluator) are for Python files only.
-    assert not [m for m in modules if m.startswith("shapelint.lint.formats.python")]
-    assert "shapelint.lint.dialects.litgpt_loops" not in modules
+    assert not [m for m in modules if m.startswith("shapelint.readers.python")]
+    assert "shapelint.dialects.litgpt_loops" not in modules
 
 
 def test_settings_file_is_parsed_only_when_present(tmp_path: Path) -> None:
@@ -227,7 +229,7 @@ def test_suggest_still_parses_its_own_flags(tmp_path: Path) -> None:
 def test_as_posix_is_pathlibs(path: str) -> None:
     from pathlib import PurePosixPath
 
-    from shapelint.lint.discover import as_posix
+    from shapelint.engine.discover import as_posix
 
     assert as_posix(path) == PurePosixPath(path).as_posix()
 
@@ -238,7 +240,7 @@ def test_as_posix_is_pathlibs(path: str) -> None:
 def test_weight_suffix_is_pathlibs(name: str) -> None:
     from pathlib import PurePosixPath
 
-    from shapelint.lint.dialects.hf import _suffix
+    from shapelint.dialects.hf import _suffix
 
     assert _suffix(name) == PurePosixPath(name).suffix
 
@@ -247,7 +249,19 @@ def test_version_answers_before_argparse_and_the_config_types(tmp_path: Path) ->
     code, modules = newly_imported(tmp_path, "--version")
     assert code == 0
     assert "argparse" not in modules
-    assert not [m for m in modules if m.startswith(("shapelint.lint", "shapelint.engines"))]
+    assert not [
+        m
+        for m in modules
+        if m.startswith(
+            (
+                "shapelint.engine",
+                "shapelint.readers",
+                "shapelint.dialects",
+                "shapelint.core.model",
+                "shapelint.hardware.engines",
+            )
+        )
+    ]
     proc = subprocess.run(
         [sys.executable, "-m", "shapelint", "--version"], capture_output=True, text=True, check=True
     )

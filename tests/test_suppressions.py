@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 from shapelint.rules import REGISTRY
 
 LLAMA_YAML = (

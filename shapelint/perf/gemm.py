@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from shapelint.perf.gpus import ELEMENT_BYTES, GPU
+from shapelint.hardware.gpus import ELEMENT_BYTES, GPU
 
 Bound = Literal["compute", "memory"]
 AContig = Literal["k", "m"]

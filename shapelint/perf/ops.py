@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from shapelint.lint.model import Dim, ModelConfig, Target
+from shapelint.core.model import Dim, ModelConfig, Target
+from shapelint.hardware.gpus import GPU
 from shapelint.perf.fusion import fusions
-from shapelint.perf.gpus import GPU
 from shapelint.perf.workload import Pass, layer_plan
 
 # Achievable fraction of the datasheet DRAM bandwidth for a streaming kernel (one load and one

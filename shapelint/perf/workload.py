@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from shapelint.lint.model import Dim, ModelConfig, Target
+from shapelint.core.model import Dim, ModelConfig, Target
 from shapelint.perf.gemm import AContig, BContig
 
 Pass = Literal["fwd", "dgrad", "wgrad", "recompute"]

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from shapelint.lint.arith import pow2_factor, round_up
-from shapelint.lint.model import (
+from shapelint.core.arith import pow2_factor, round_up
+from shapelint.core.model import (
     Applicability,
     Dim,
     Edit,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shapelint.lint.model import Dim, Fix, ModelConfig, Target, Value
+from shapelint.core.model import Dim, Fix, ModelConfig, Target, Value
 from shapelint.perf.estimate import StepEstimate, cached_step_time, tokens_per_gpu
 from shapelint.rules.base import make_fix
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from shapelint.engines import get, selected
-from shapelint.lint.model import Dim, ModelConfig, Target, Value
+from shapelint.core.model import Dim, ModelConfig, Target, Value
+from shapelint.hardware.engines import get, selected
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def build(code: str, values: Mapping[str, object]) -> object:
     """The rule's ``Options`` with ``values`` (settings spelling) over its defaults."""
     module = REGISTRY.get(code.upper())
     if module is None:
-        from shapelint.lint.codes import closest
+        from shapelint.rules.codes import closest
 
         near = closest(code, prefixes=False)
         hint = f"; did you mean {near!r}?" if near else ""

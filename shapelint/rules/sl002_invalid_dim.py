@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from shapelint.lint.model import INTEGER_DIMS, Finding, ModelConfig, Target
+from shapelint.core.model import INTEGER_DIMS, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(

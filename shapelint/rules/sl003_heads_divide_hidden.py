@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.model import Derivation, Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Derivation, Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from shapelint.lint.model import Finding
-from shapelint.lint.source import SUPPRESSION, Document, LineIndex
+from shapelint.core.model import Finding
+from shapelint.core.source import SUPPRESSION, Document, LineIndex
 from shapelint.rules.base import Example, Expect, Rule
 
 RULE = Rule(

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule, describe, make_fix, round_up
 
 RULE = Rule(

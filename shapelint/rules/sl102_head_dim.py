@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from shapelint.lint.model import Derivation, Dim, Finding, Fix, ModelConfig, Target
+from shapelint.core.model import Derivation, Dim, Finding, Fix, ModelConfig, Target
 from shapelint.rules.base import (
     Example,
     Expect,

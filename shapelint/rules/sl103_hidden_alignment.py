@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import (
     Example,
     Expect,

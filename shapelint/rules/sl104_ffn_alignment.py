@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from shapelint.lint.model import Dim, Finding, Fix, ModelConfig, Target, Value
+from shapelint.core.model import Dim, Finding, Fix, ModelConfig, Target, Value
 from shapelint.rules.base import Example, Expect, Rule, describe, make_fix, round_up
 
 RULE = Rule(

@@ -27,7 +27,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule, describe, make_fix, pow2_factor, round_up
 from shapelint.rules.batching import (
     keeps_global_batch,

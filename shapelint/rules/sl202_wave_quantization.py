@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from shapelint.lint.model import Finding, ModelConfig, Target
+from shapelint.core.model import Finding, ModelConfig, Target
 from shapelint.perf.estimate import StepEstimate, tokens_per_gpu
 from shapelint.rules.base import Example, Expect, Rule, describe
 from shapelint.rules.batching import (

@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import replace
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
+from shapelint.core.model import Dim, Finding, ModelConfig, Target, Value
 from shapelint.perf.estimate import op_time
 from shapelint.perf.workload import step_gemms
 from shapelint.rules.base import Example, Expect, Rule, describe

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.model import Finding, ModelConfig, Target, Value
+from shapelint.core.model import Finding, ModelConfig, Target, Value
 from shapelint.perf.estimate import StepEstimate
 from shapelint.rules.base import Example, Expect, Rule, describe
 from shapelint.rules.batching import (

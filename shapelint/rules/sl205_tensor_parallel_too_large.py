@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.perf.estimate import StepEstimate, cached_step_time
 from shapelint.rules.base import Example, Expect, Rule, describe
 from shapelint.rules.batching import stated, stated_tp

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from shapelint.lint.model import Dim, Finding, Fix, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, Fix, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule, consistent_dims, make_fix
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
@@ -44,7 +44,7 @@ RULE = Rule(
     source="vLLM 0.34.0, SGLang 0.5.23, Megatron-LM d98e8a64, TGI db931fcf, nanotron 2411b022",
 )
 
-# Engine → file:line of the check, read at the version `shapelint.engines` names.
+# Engine → file:line of the check, read at the version `shapelint.hardware.engines` names.
 VERIFIED = {
     "vllm": "vllm/config/model.py:1577-1584; vllm/model_executor/layers/linear.py:1113-1119",
     "sglang": "sglang/srt/layers/linear.py:1140-1145",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import Linear, engines_for, refused_by, sharded_linears
 from shapelint.rules.quant_tp import largest_tp, tp_hint

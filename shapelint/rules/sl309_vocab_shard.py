@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.arith import round_up
-from shapelint.lint.model import Finding, ModelConfig, Target
+from shapelint.core.arith import round_up
+from shapelint.core.model import Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 

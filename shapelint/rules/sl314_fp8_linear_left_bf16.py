@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
+from shapelint.core.model import Dim, Finding, ModelConfig, Target, Value
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla, refused_by
 

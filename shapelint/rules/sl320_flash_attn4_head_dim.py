@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
+from shapelint.hardware.arch import compute_capability
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import head_dim_views, refused_by
-from shapelint.rules.gpu_arch import compute_capability
 
 RULE = Rule(
     code="SL320",

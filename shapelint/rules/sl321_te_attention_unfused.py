@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
+from shapelint.core.model import Dim, Finding, ModelConfig, Target, Value
+from shapelint.hardware.arch import compute_capability, sm
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, head_dim_views, refused_by
-from shapelint.rules.gpu_arch import compute_capability, sm
 from shapelint.rules.te_attention import Choice, choose, reasons
 
 RULE = Rule(

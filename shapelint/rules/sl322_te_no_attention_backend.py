@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.model import Finding, ModelConfig, Target
+from shapelint.core.model import Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 from shapelint.rules.sl321_te_attention_unfused import fa3_note, te_choice

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.engines import get
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target, Value
+from shapelint.core.model import Dim, Finding, ModelConfig, Target, Value
+from shapelint.hardware.engines import get
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.engines import titles
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
+from shapelint.hardware.engines import titles
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, mxfp8_sequence_shard
 

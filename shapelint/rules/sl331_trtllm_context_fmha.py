@@ -56,10 +56,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
+from shapelint.hardware.arch import compute_capability, sm
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla
-from shapelint.rules.gpu_arch import compute_capability, sm
 from shapelint.rules.sl321_te_attention_unfused import unfused_slowdown
 from shapelint.rules.sl326_trtllm_head_size import TAKEN_HEAD_SIZES
 

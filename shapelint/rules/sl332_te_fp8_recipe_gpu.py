@@ -21,17 +21,17 @@ Source: TransformerEngine commit d0067d0d (2.20.0.dev0)
 ``transformer_engine/pytorch/quantization.py:149-158`` (FP8 support), ``:162-168`` (MXFP8),
 ``:224-239`` (``check_recipe_support``: delayed and current scaling → FP8 support, MXFP8 →
 MXFP8 support; raises with the reason), ``:1043-1044`` (``autocast.__enter__`` calls it);
-compute capabilities from ``shapelint.rules.gpu_arch``.
+compute capabilities from ``shapelint.hardware.arch``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.lint.model import Dim, Finding, ModelConfig, Target, normalize_dtype
+from shapelint.core.model import Dim, Finding, ModelConfig, Target, normalize_dtype
+from shapelint.hardware.arch import compute_capability
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
-from shapelint.rules.gpu_arch import compute_capability
 
 RULE = Rule(
     code="SL332",

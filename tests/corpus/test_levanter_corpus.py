@@ -21,9 +21,9 @@ import pytest
 import wheels
 import yaml
 
-from shapelint.lint.dialects import extract, levanter
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim
+from shapelint.core.model import Dim
+from shapelint.dialects import extract, levanter
+from shapelint.readers import parse
 
 pytestmark = [pytest.mark.corpus, pytest.mark.network]
 

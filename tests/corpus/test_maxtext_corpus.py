@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 pytestmark = [pytest.mark.corpus, pytest.mark.network]
 

@@ -40,9 +40,9 @@ import pytest
 import wheels
 from wheels import CACHE, Unreachable, unpack
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 pytestmark = [pytest.mark.corpus, pytest.mark.network]
 
@@ -503,7 +503,7 @@ def test_builder_table_matches_the_wheels_builders(coverage: dict[str, Coverage]
     # The torchtune dialect's table of named builders (read at torchtune bd2a0fc, 0.7.0) holds
     # the keywords the released wheel's builders state, for every builder both have (33 of the
     # 45: 0.6.1 has no Qwen3 builders, and llama3_3_70b is an alias, not a def).
-    from shapelint.lint.dialects.torchtune_builders import BUILDERS
+    from shapelint.dialects.torchtune_builders import BUILDERS
 
     checked = 0
     for truth in coverage["torchtune"].truths:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import wheels
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim
+from shapelint.core.model import Dim
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 pytestmark = [pytest.mark.corpus, pytest.mark.network]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.core.model import Dim, ModelConfig
 
 pytestmark = [pytest.mark.corpus, pytest.mark.network]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from shapelint.lint.dialects.common import child, normalize_key
-from shapelint.lint.source import Entry, Mapping, Scalar, Span
+from shapelint.core.source import Entry, Mapping, Scalar, Span
+from shapelint.dialects.common import child, normalize_key
 
 SPAN = Span("f", 1, 1, 1, 1, 0, 0)
 

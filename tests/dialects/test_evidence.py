@@ -11,13 +11,13 @@ from pathlib import Path
 
 from conftest import configs_of, parse_text
 
-from shapelint.lint import dialects
-from shapelint.lint.dialects.neox import neox_ffn
-from shapelint.lint.model import Derivation, Dim, ModelConfig
-from shapelint.lint.report.json import config_json
-from shapelint.lint.runner import LintOptions, lint_document, resolve_target
-from shapelint.perf.gpus import lookup
+from shapelint import dialects
+from shapelint.core.model import Derivation, Dim, ModelConfig
+from shapelint.dialects.neox import neox_ffn
+from shapelint.engine.runner import LintOptions, lint_document, resolve_target
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.workload import step_gemms
+from shapelint.report.json import config_json
 from shapelint.rules import sl103_hidden_alignment
 
 H100 = lookup("h100")

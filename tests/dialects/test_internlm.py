@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import textwrap
 
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint import dialects
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.readers import parse
 
 # configs/30b.py (InternLM ff22c124): a grouped-query MQLLAMA model.
 MQLLAMA_30B = """\

@@ -9,10 +9,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from shapelint.cli import main
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint import dialects
+from shapelint.cli.main import main
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.readers import parse
 
 
 def configs(text: str) -> list[ModelConfig]:

@@ -12,11 +12,11 @@ import json
 import textwrap
 from pathlib import Path
 
-from shapelint.cli import main
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.formats.python import parse_python
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint import dialects
+from shapelint.cli.main import main
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.readers import parse
+from shapelint.readers.python import parse_python
 
 
 def run(*argv: str) -> tuple[int, str, str]:

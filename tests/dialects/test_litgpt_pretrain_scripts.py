@@ -14,7 +14,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 SCRIPT = """\
     import sys

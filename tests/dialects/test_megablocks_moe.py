@@ -13,10 +13,10 @@ megablocks/layers/arguments.py:95-99), and SwitchMLP's one expert a token
 
 from __future__ import annotations
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.dialects import extract
 from shapelint.perf.workload import layer_plan
+from shapelint.readers import parse
 
 
 def one(text: str) -> ModelConfig:

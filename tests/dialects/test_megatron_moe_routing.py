@@ -12,10 +12,10 @@ Expected values by hand from those rules.
 
 from __future__ import annotations
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.dialects import extract
 from shapelint.perf.workload import layer_plan
+from shapelint.readers import parse
 
 DEEPSPEED = """\
 NUM_LAYERS={layers}

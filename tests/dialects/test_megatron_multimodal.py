@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 SCRIPT = """\
 #!/bin/bash

@@ -26,7 +26,7 @@ import json
 import shlex
 from pathlib import Path
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 # examples/gpt3/train_gpt3_175b_distributed.sh at d98e8a64 (structure and values; cut down).
 GPT3_175B = """\

@@ -12,11 +12,11 @@ import textwrap
 
 from conftest import parse_text
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats.python import parse_python
-from shapelint.lint.model import Derivation, Dim, ModelConfig
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.perf.gpus import lookup
+from shapelint.core.model import Derivation, Dim, ModelConfig
+from shapelint.dialects import extract
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
+from shapelint.readers.python import parse_python
 
 
 def configs(source: str) -> list[ModelConfig]:

@@ -15,7 +15,7 @@ import io
 import json
 from pathlib import Path
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 RUN = """\
 run:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from conftest import parse_text
 
-from shapelint.cli import main
-from shapelint.lint.dialects.shape_keys import holds_model_keys, text_shape_keys
-from shapelint.lint.model import Dim
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.perf.gpus import lookup
+from shapelint.cli.main import main
+from shapelint.core.model import Dim
+from shapelint.dialects.shape_keys import holds_model_keys, text_shape_keys
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
 
 H100 = lookup("h100")
 

@@ -12,7 +12,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 
 def codes(tmp_path: Path, text: str, name: str = "config.yaml") -> list[str]:

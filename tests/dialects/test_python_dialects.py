@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.cli import main
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.formats.python import parse_python
-from shapelint.lint.model import Dim, Finding, ModelConfig
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.lint.source import Candidate, Document, Entry, LineIndex, Mapping, Node, Scalar
-from shapelint.perf.gpus import lookup
+from shapelint.cli.main import main
+from shapelint.core.model import Dim, Finding, ModelConfig
+from shapelint.core.source import Candidate, Document, Entry, LineIndex, Mapping, Node, Scalar
+from shapelint.dialects import extract
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
+from shapelint.readers import parse
+from shapelint.readers.python import parse_python
 
 
 def configs(source: str, path: str = "config.py") -> list[ModelConfig]:

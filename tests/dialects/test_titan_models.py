@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint import dialects
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.readers import parse
 
 FLAVOUR = """\
 def _8b(attn_backend: str) -> Llama3Model.Config:

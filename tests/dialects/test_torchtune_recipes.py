@@ -9,11 +9,11 @@ builders' keywords, quoted with their file and line at that commit (not shapelin
 
 from __future__ import annotations
 
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Derivation, Dim, ModelConfig
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.perf.gpus import lookup
+from shapelint import dialects
+from shapelint.core.model import Derivation, Dim, ModelConfig
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
+from shapelint.readers import parse
 
 SHAPE = (Dim.HIDDEN, Dim.HEADS, Dim.KV_HEADS, Dim.LAYERS, Dim.FFN, Dim.VOCAB, Dim.HEAD_DIM)
 

@@ -7,8 +7,10 @@ from types import ModuleType
 
 import pytest
 
-from shapelint.lint import dialects
-from shapelint.lint.dialects import (
+from shapelint import dialects
+from shapelint.core.model import Dim, ModelConfig, Value
+from shapelint.core.source import Document
+from shapelint.dialects import (
     axolotl,
     deepspeed,
     foundry,
@@ -19,11 +21,9 @@ from shapelint.lint.dialects import (
     olmo,
     torchtitan,
 )
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig, Value
-from shapelint.lint.runner import LintOptions, lint_document
-from shapelint.lint.source import Document
-from shapelint.perf.gpus import lookup
+from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.hardware.gpus import lookup
+from shapelint.readers import parse
 
 MINE: list[ModuleType] = [
     neox,

@@ -13,7 +13,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 SOURCE = """\
     from dataclasses import dataclass

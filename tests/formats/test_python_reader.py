@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapelint.lint.formats import parse
-from shapelint.lint.formats.python import parse_python
-from shapelint.lint.source import Candidate, Document, Mapping, Node, Scalar, Sequence
+from shapelint.core.source import Candidate, Document, Mapping, Node, Scalar, Sequence
+from shapelint.readers import parse
+from shapelint.readers.python import parse_python
 
 
 def py(source: str, path: str = "config.py") -> Document:
@@ -886,8 +886,8 @@ def test_suppression_comments() -> None:
 def test_libcst_is_not_imported_for_json() -> None:
     code = (
         "import sys\n"
-        "from shapelint.lint.formats import parse\n"
-        "import shapelint.lint.formats.python\n"
+        "from shapelint.readers import parse\n"
+        "import shapelint.readers.python\n"
         "parse('c.json', b'{\"hidden_size\": 64}', 'json')\n"
         "print('libcst' in sys.modules)\n"
     )

@@ -8,9 +8,9 @@ positional arguments. Expected values by hand: what the script does not fix is u
 
 from __future__ import annotations
 
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 MODEL = "--hidden-size 4096 --num-attention-heads 32 --num-layers 32"
 

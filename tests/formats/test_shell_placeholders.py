@@ -15,10 +15,10 @@ import io
 import json
 from pathlib import Path
 
-from shapelint.cli import main
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim
+from shapelint.cli.main import main
+from shapelint.core.model import Dim
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 ANALYZE = """\
 #!/bin/bash

@@ -8,11 +8,11 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from shapelint.cli import main
-from shapelint.lint import dialects
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
-from shapelint.lint.source import Mapping, Scalar
+from shapelint import dialects
+from shapelint.cli.main import main
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.core.source import Mapping, Scalar
+from shapelint.readers import parse
 
 SCRIPT = """\
 #!/bin/bash

@@ -16,10 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shapelint.cli import main
-from shapelint.lint.dialects import extract
-from shapelint.lint.formats import parse
-from shapelint.lint.model import Dim, ModelConfig
+from shapelint.cli.main import main
+from shapelint.core.model import Dim, ModelConfig
+from shapelint.dialects import extract
+from shapelint.readers import parse
 
 BAICHUAN = """\
 #!/bin/bash

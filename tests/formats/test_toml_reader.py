@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapelint.lint.formats.toml import parse_suppression, parse_toml
-from shapelint.lint.source import Document, Mapping, Node, Scalar, Sequence
+from shapelint.core.source import Document, Mapping, Node, Scalar, Sequence
+from shapelint.readers.toml import parse_suppression, parse_toml
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.lint.formats import yaml as reader
+from shapelint.readers import yaml as reader
 
 REPO = Path(__file__).resolve().parent.parent.parent
 pytestmark = pytest.mark.skipif(reader._CLoader is None, reason="PyYAML without libyaml")

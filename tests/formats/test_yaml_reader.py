@@ -11,9 +11,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapelint.lint.formats import parse
-from shapelint.lint.formats.yaml import MAX_ALIAS_NODES, parse_yaml
-from shapelint.lint.source import Document, Mapping, Node, Scalar, Sequence
+from shapelint.core.source import Document, Mapping, Node, Scalar, Sequence
+from shapelint.readers import parse
+from shapelint.readers.yaml import MAX_ALIAS_NODES, parse_yaml
 
 
 def node_at(doc: Document, dotted: str, candidate: int = 0) -> Node:

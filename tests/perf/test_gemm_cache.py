@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from types import MappingProxyType
 
+from shapelint.hardware.gpus import load_table
 from shapelint.perf import estimate
 from shapelint.perf.gemm import gemm_time
-from shapelint.perf.gpus import load_table
 from shapelint.perf.workload import Gemm
 
 SHAPES = [(4096, 4096, 4096), (8192, 50257, 2560), (1, 11008, 4096), (2048, 80, 2048)]

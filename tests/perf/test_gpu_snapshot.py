@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from shapelint.perf import gpus
+from shapelint.hardware import gpus
 
 PERF = Path(gpus.__file__).resolve().parent
 
@@ -19,7 +19,7 @@ def _yaml_text() -> str:
 def test_snapshot_is_current() -> None:
     current = (PERF / "gpus_snapshot.json").read_text(encoding="utf-8")
     assert current == gpus.snapshot_text(_yaml_text()), (
-        "shapelint/perf/gpus_snapshot.json is stale: run python scripts/gen_gpu_snapshot.py"
+        "shapelint/hardware/gpus_snapshot.json is stale: run python scripts/gen_gpu_snapshot.py"
     )
 
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 QWEN3_NEXT = {
     "model_type": "qwen3_next",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.attention import (
     PAPER_PEAK,
     SERIES,
@@ -20,7 +21,6 @@ from shapelint.perf.attention import (
     kernel_on,
     paper_rate,
 )
-from shapelint.perf.gpus import lookup
 
 DATA = Path(__file__).parent / "data" / "flash_attention.csv"
 

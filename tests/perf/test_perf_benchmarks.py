@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.gemm import gemm_time
-from shapelint.perf.gpus import lookup
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 

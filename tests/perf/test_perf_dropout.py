@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import configs_of
 
-from shapelint.lint.model import ModelConfig, Target
+from shapelint.core.model import ModelConfig, Target
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.estimate import step_time
-from shapelint.perf.gpus import lookup
 from shapelint.perf.ops import step_memops
 
 OLMO = "hf_config_json/allenai+OLMo/test_fixtures/test-olmo-model/config.json"
@@ -99,7 +99,7 @@ def test_attention_dropout_only_outside_flash(corpus: Path) -> None:
 def test_explain_names_the_dropout_ops(tmp_path: Path) -> None:
     import io
 
-    from shapelint.cli import main
+    from shapelint.cli.main import main
 
     path = tmp_path / "config.json"
     path.write_text(

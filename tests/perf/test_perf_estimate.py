@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.lint.model import Dim, Fix, ModelConfig, Target, Value
-from shapelint.lint.source import Span
+from shapelint.cli.explain import explain, render_explain_text
+from shapelint.core.model import Dim, Fix, ModelConfig, Target, Value
+from shapelint.core.source import Span
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.estimate import estimate_fix, op_time, step_time
-from shapelint.perf.explain import explain, render_explain_text
-from shapelint.perf.gpus import lookup
-from shapelint.perf.plot import MissingExtraError, plot_roofline
 from shapelint.perf.workload import Gemm
+from shapelint.report.plot import MissingExtraError, plot_roofline
 
 SPAN = Span("config.json", 1, 1, 1, 2, 0, 1)
 
@@ -225,7 +225,7 @@ def test_plot_labels_do_not_collide(tmp_path: Path, cfg: ModelConfig, target: Ta
 
 
 def test_plot_title_summary_and_misaligned_labels() -> None:
-    from shapelint.perf.plot import ALIGN_SHARE, summary, title
+    from shapelint.report.plot import ALIGN_SHARE, summary, title
 
     data = explain(config(**GPT2), Target(gpu=H100, seq_len=1024))
     assert "H100-SXM" in title(data) and "seq 1024" in title(data) and "test" in title(data)

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.gemm import (
     CALIBRATION,
     alignment_factor,
     gemm_time,
     largest_pow2_divisor,
 )
-from shapelint.perf.gpus import lookup
 
 DATA = Path(__file__).parent / "data" / "xla_sm90_matmul.csv"
 A100 = lookup("a100")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 
 def run(*argv: str) -> tuple[int, str, str]:

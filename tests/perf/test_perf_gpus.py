@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.perf import gpus
-from shapelint.perf.gpus import (
+from shapelint.hardware import gpus
+from shapelint.hardware.gpus import (
     GPUTableError,
     UnknownGPUError,
     UnsupportedDtypeError,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import configs_of
 
-from shapelint.lint.model import Dim, ModelConfig, Target, Value
-from shapelint.lint.source import Span
+from shapelint.core.model import Dim, ModelConfig, Target, Value
+from shapelint.core.source import Span
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.estimate import step_time
 from shapelint.perf.gemm import gemm_time
-from shapelint.perf.gpus import lookup
 from shapelint.perf.workload import Gemm, active_experts, step_gemms
 
 SPAN = Span("config.json", 1, 1, 1, 2, 0, 1)

@@ -12,10 +12,10 @@ import statistics
 import pytest
 from test_perf_benchmarks import load
 
-from shapelint.lint.model import Dim, ModelConfig, Target, Value
-from shapelint.lint.source import Span
+from shapelint.core.model import Dim, ModelConfig, Target, Value
+from shapelint.core.source import Span
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.estimate import STEP_CALIBRATION, step_time
-from shapelint.perf.gpus import lookup
 
 SC = load("step_calibration")
 ROWS = SC.load_rows()

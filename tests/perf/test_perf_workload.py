@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shapelint.lint.model import Dim, ModelConfig, Target, Value
-from shapelint.lint.source import Span
-from shapelint.perf.gpus import lookup
+from shapelint.core.model import Dim, ModelConfig, Target, Value
+from shapelint.core.source import Span
+from shapelint.hardware.gpus import lookup
 from shapelint.perf.workload import Gemm, backward, flash_head_dim, step_gemms
 
 SPAN = Span("config.json", 1, 1, 1, 2, 0, 1)

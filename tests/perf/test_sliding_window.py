@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from shapelint.cli import main
+from shapelint.cli.main import main
 
 GEMMA3_4B_TEXT = {
     "model_type": "gemma3_text",

@@ -1,0 +1,1 @@
+"""Subcommands that live in their own module; `shapelint.cli.main` registers them."""

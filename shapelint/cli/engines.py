@@ -1,0 +1,77 @@
+"""``shapelint engines``: the engines the SL3xx rules know, the versions checked, the codes;
+and the target flags that name engines and parallel sizes (``--engine``, ``--pp``, ``--ep``,
+``--cp``, ``--sp``), shared by ``check`` and ``explain``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from shapelint.cli.argtypes import positive_int as _positive
+from shapelint.core.model import FP8_RECIPES
+from shapelint.hardware.engines import ENGINES, EngineAction, all_default, rules_for
+
+
+def add_engine_flags(p: argparse.ArgumentParser) -> None:
+    """``--engine NAME[@VERSION]`` (repeatable) and the pipeline / expert / context sizes."""
+    p.add_argument(
+        "--engine",
+        dest="engines",
+        action=EngineAction,
+        metavar="NAME[@VERSION]",
+        help="engine that will run the config (repeatable; `shapelint engines` lists them)",
+    )
+    p.add_argument("--pp", type=_positive, metavar="N", help="pipeline-parallel stages")
+    p.add_argument("--ep", type=_positive, metavar="N", help="expert-parallel size")
+    p.add_argument("--cp", type=_positive, metavar="N", help="context-parallel size")
+    p.add_argument(
+        "--sp", type=_positive, metavar="N", help="sequence-parallel size (DeepSpeed Ulysses)"
+    )
+    p.add_argument(
+        "--fp8-recipe",
+        choices=FP8_RECIPES,
+        help="FP8-family training recipe with --dtype fp8 (delayed|current|mxfp8|nvfp4)",
+    )
+
+
+def run_engines(fmt: str, out: TextIO) -> int:
+    """Print every engine: name, kind, version checked, where, aliases and SL3xx codes."""
+    defaults = set(all_default())
+    rows: list[dict[str, Any]] = [
+        {
+            "name": e.name,
+            "title": e.title,
+            "kind": e.kind,
+            "version": e.version,
+            "checked": e.checked,
+            "aliases": list(e.aliases),
+            "default": e.name in defaults,
+            "rules": rules_for(e.name),
+        }
+        for e in ENGINES
+    ]
+    if fmt == "json":
+        out.write(json.dumps({"engines": rows}, indent=2) + "\n")
+        return 0
+    # Columns as wide as their widest entry (engine names and versions vary in length).
+    wn = max(len("name"), *(len(r["name"]) for r in rows))
+    wv = max(len("version"), *(len(r["version"]) for r in rows))
+    wr = max(len("rules"), *(len(", ".join(r["rules"])) for r in rows))
+    out.write(f"{'name':<{wn}} {'kind':<6} {'version':<{wv}} {'rules':<{wr}} checked against\n")
+    for r in rows:
+        mark = "" if r["default"] else " (when named)"
+        codes = ", ".join(r["rules"]) or "-"
+        out.write(
+            f"{r['name']:<{wn}} {r['kind']:<6} {r['version']:<{wv}} {codes:<{wr}} {r['checked']}\n"
+        )
+        if r["aliases"] or mark:
+            aliases = ", ".join(r["aliases"])
+            out.write(f"{'':<{wn}} {'':<6} {'':<{wv}} aliases: {aliases or '-'}{mark}\n")
+    out.write(
+        "Without --engine, a config is checked against the engines it implies (Megatron/NeMo "
+        "configs: megatron, and transformer-engine for Megatron-LM unless transformer_impl is "
+        "local; quantized checkpoints: the engines serving that format), else "
+        "every serve and train engine.\n"
+    )
+    return 0

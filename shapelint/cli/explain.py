@@ -1,0 +1,251 @@
+"""``shapelint explain``: the performance model's view of one config, as data and as text.
+
+`explain` returns plain JSON-ready data; `render_explain_text` turns it into a table. Field
+names of the documented JSON (gpu, dtype, mode, step_time_s, mfu, gemms[name, pass, m, n, k,
+batch, count, flops, bytes, intensity, time_s, tflops, bound]) never change; others are added.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shapelint.core.model import ModelConfig, Target
+from shapelint.perf.estimate import step_time
+
+
+def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
+    """The model's per-GEMM breakdown of one step of ``config`` on ``target``.
+
+    ``time_s`` and ``flops`` are for one call, ``count`` the calls per step; ``lost_tiles``,
+    ``lost_waves`` and ``lost_alignment`` are shares of ``time_s``.
+    """
+    gpu = target.gpu
+    step = step_time(config, target)
+    gemms: list[dict[str, Any]] = []
+    for e in step.gemms:
+        g, t = e.gemm, e.time
+        gemms.append(
+            {
+                "name": g.name,
+                "pass": g.pass_,
+                "m": g.m,
+                "n": g.n,
+                "k": g.k,
+                "batch": g.batch,
+                "count": g.count,
+                "dtype": g.dtype,
+                "kind": g.kind,
+                "head_dim": g.head_dim or None,
+                "window": g.window or None,
+                "total_s": e.total_s,
+                "share_of_step": e.total_s / step.total_s if step.total_s > 0 else 0.0,
+                **t.report(),
+            }
+        )
+    ops: list[dict[str, Any]] = [
+        {
+            "name": o.op.name,
+            "pass": o.op.pass_,
+            "count": o.op.count,
+            "bytes": o.op.bytes,
+            "kernels": o.op.kernels,
+            "time_s": o.time.time_s,
+            "exposed_s": o.time.exposed_s,
+            "bandwidth_gbs": o.time.bandwidth_gbs,
+            "total_s": o.total_s,
+            "share_of_step": o.total_s / step.total_s if step.total_s > 0 else 0.0,
+            "note": o.op.note,
+        }
+        for o in step.ops
+    ]
+    dtype = target.dtype
+    return {
+        "gpu": gpu.name,
+        "dtype": dtype,
+        "mode": target.mode,
+        "step_time_s": step.total_s,
+        "mfu": step.mfu,
+        "gemms": gemms,
+        "config": config.name,
+        "path": config.path,
+        "micro_batch": target.micro_batch,
+        "seq_len": target.seq_len,
+        "tp": target.tp,
+        "attention": target.attention,
+        "model_flops": step.flops,
+        "peak_tflops": gpu.peak(dtype),
+        "achievable_tflops": gpu.achievable_flops(dtype) / 1e12,
+        "achievable_fraction_measured": dtype in gpu.measured_dtypes,
+        "mem_bw_gbs": gpu.mem_bw_gbs,
+        "ridge": gpu.ridge_point(dtype),
+        "effective_ridge": gemms[0]["ridge"] if gemms else None,
+        "sms": gpu.sms,
+        "ops": ops,
+        "gemm_time_s": step.gemm_s,
+        "other_time_s": step.memops_s,
+        "fused": target.fused,
+        "data_parallel": target.data_parallel,
+        "sharded": target.sharded,
+        "recompute": target.recompute,
+        "has_attention": config.has_attention,
+        "untimed": config.untimed or None,
+    }
+
+
+def _si(x: float, unit: str = "") -> str:
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= factor:
+            return f"{x / factor:.3g}{prefix}{unit}"
+    return f"{x:.3g}{unit}"
+
+
+def _seconds(x: float) -> str:
+    if x >= 1:
+        return f"{x:.3g} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.3g} ms"
+    return f"{x * 1e6:.3g} µs"
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f}%"
+
+
+def _step_run(data: dict[str, Any]) -> str:
+    """``, fused none, data-parallel 8, sharded, recompute``: how the step is run, where it is
+    not the default."""
+    parts = []
+    if data.get("fused", "default") != "default":
+        parts.append(f"fused {data['fused']}")
+    if data.get("data_parallel", 1) != 1:
+        parts.append(f"data-parallel {data['data_parallel']}")
+    parts.extend(name for name in ("sharded", "recompute") if data.get(name))
+    return "".join(f", {p}" for p in parts)
+
+
+def render_explain_text(data: dict[str, Any]) -> str:
+    """A readable table of `explain`'s data."""
+    lines = [
+        f"{data.get('config') or 'config'}: {data['mode']} step on {data['gpu']}, {data['dtype']}"
+        f", micro-batch {data.get('micro_batch')}, seq {data.get('seq_len')}, tp {data.get('tp')}"
+        + _step_run(data),
+    ]
+    if "peak_tflops" in data:
+        measured = "measured" if data.get("achievable_fraction_measured") else "default"
+        gpu_line = (
+            f"GPU: {data['peak_tflops']:g} TFLOP/s dense peak, "
+            f"{data['achievable_tflops']:.1f} achievable ({measured} fraction), "
+            f"{data['mem_bw_gbs']:g} GB/s; ridge point {data['ridge']:.0f} FLOP/B"
+        )
+        if data.get("effective_ridge"):
+            gpu_line += f" ({data['effective_ridge']:.0f} at achievable rates)"
+        lines.append(gpu_line)
+    if not data["gemms"] and data.get("untimed"):
+        lines.append(
+            f"no GEMMs: {data['untimed']}: the performance model has no cost for those layers,"
+            " so it does not time the model"
+        )
+        return "\n".join(lines) + "\n"
+    if not data["gemms"]:
+        lines.append(
+            "no GEMMs: the config lacks hidden size, heads, layers or the FFN width, or a MoE's"
+            " expert count or top-k (what it does not state is not guessed)"
+            if data.get("has_attention", True)
+            else "no GEMMs: a model without attention (recurrent or state-space layers), which "
+            "the performance model does not time"
+        )
+        return "\n".join(lines) + "\n"
+    header = (
+        "op",
+        "pass",
+        "M",
+        "N",
+        "K",
+        "batch",
+        "count",
+        "FLOPs",
+        "bytes",
+        "FLOP/B",
+        "bound",
+        "time",
+        "TFLOP/s",
+        "tiles",
+        "waves",
+        "align",
+        "step",
+    )
+    rows = [header]
+    for g in data["gemms"]:
+        rows.append(
+            (
+                g["name"],
+                g["pass"],
+                str(g["m"]),
+                str(g["n"]),
+                str(g["k"]) + ("*" if g.get("kind") == "flash" else ""),
+                str(g["batch"]),
+                str(g["count"]),
+                _si(g["flops"]),
+                _si(g["bytes"], "B"),
+                f"{g['intensity']:.0f}",
+                g["bound"],
+                _seconds(g["time_s"]),
+                f"{g['tflops']:.0f}",
+                _pct(g.get("lost_tiles", 0.0)),
+                _pct(g.get("lost_waves", 0.0)),
+                _pct(g.get("lost_alignment", 0.0)),
+                _pct(g.get("share_of_step", 0.0)),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    left = {0, 1, 10}
+    for r in rows:
+        cells = [
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    lines.append(
+        "time and FLOPs per call; tiles/waves/align: share of the call's time lost to tail"
+        " tiles, idle SMs in the last wave and misaligned dims; step: share of the step."
+    )
+    if any(g.get("kind") == "flash" for g in data["gemms"]):
+        lines.append("K*: flash-attention runs at the padded head dim; causal work counted half.")
+    windows = sorted({g["window"] for g in data["gemms"] if g.get("window")})
+    if windows:
+        shown = ", ".join(str(w) for w in windows)
+        lines.append(
+            f"window_attn: the sliding-window layers (window {shown}): only the (query, key) pairs"
+            " inside the window, at the kernel's rate for the whole sequence."
+        )
+    if data.get("ops"):
+        lines.append("")
+        lines.append("memory-bound ops (time at the GPU's achievable streaming bandwidth):")
+        op_rows: list[tuple[str, ...]] = [
+            ("op", "pass", "count", "bytes", "time", "step", "how the bytes are counted")
+        ]
+        for o in data["ops"]:
+            op_rows.append(
+                (
+                    o["name"],
+                    o["pass"],
+                    str(o["count"]),
+                    _si(o["bytes"], "B"),
+                    _seconds(o["exposed_s"]),
+                    _pct(o.get("share_of_step", 0.0)),
+                    o.get("note", ""),
+                )
+            )
+        op_widths = [max(len(r[i]) for r in op_rows) for i in range(len(op_rows[0]))]
+        for op_row in op_rows:
+            cells = [
+                c.ljust(w) if i in (0, 1, 6) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(op_row, op_widths, strict=True))
+            ]
+            lines.append("  ".join(cells).rstrip())
+        lines.append(
+            f"GEMMs and attention {_seconds(data.get('gemm_time_s', 0.0))},"
+            f" memory-bound ops {_seconds(data.get('other_time_s', 0.0))}"
+        )
+    lines.append(f"step time: {_seconds(data['step_time_s'])}   predicted MFU: {_pct(data['mfu'])}")
+    return "\n".join(lines) + "\n"

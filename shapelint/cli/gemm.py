@@ -1,0 +1,80 @@
+"""``shapelint gemm M N K``: one GEMM as the performance model sees it.
+
+Layouts name how A (M×K) and B (K×N) are stored, row-major, as BLAS's op letters: ``n`` is
+the matrix as written (A: K contiguous; B: N contiguous), ``t`` its transpose in memory
+(A stored K×M: M contiguous; B stored N×K: K contiguous). ``nt`` is a Linear layer's forward
+``X·Wᵀ`` (the default), ``nn`` its dgrad ``dY·W``, ``tn`` its wgrad ``Xᵀ·dY``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from shapelint.hardware.gpus import GPU
+from shapelint.perf.gemm import AContig, BContig, GemmTime, gemm_time
+
+LAYOUTS: dict[str, tuple[AContig, BContig]] = {
+    "nn": ("k", "n"),
+    "nt": ("k", "k"),
+    "tn": ("m", "n"),
+    "tt": ("m", "k"),
+}
+
+
+def describe(
+    m: int, n: int, k: int, batch: int, layout: str, gpu: GPU, dtype: str
+) -> dict[str, Any]:
+    """The model's prediction as JSON-ready data."""
+    a_contig, b_contig = LAYOUTS[layout]
+    t: GemmTime = gemm_time(
+        m, n, k, gpu=gpu, dtype=dtype, batch=batch, a_contig=a_contig, b_contig=b_contig
+    )
+    return {
+        "gpu": gpu.name,
+        "dtype": dtype,
+        "m": m,
+        "n": n,
+        "k": k,
+        "batch": batch,
+        "layout": layout,
+        **t.report(),
+    }
+
+
+def render(data: dict[str, Any]) -> str:
+    """The prediction as a few readable lines."""
+    time_us = data["time_s"] * 1e6
+    tile = "×".join(map(str, data["tile"]))
+    batch = f" × {data['batch']}" if data["batch"] > 1 else ""
+    return (
+        f"{data['m']}×{data['n']}×{data['k']}{batch} ({data['layout']}) {data['dtype']}"
+        f" on {data['gpu']}: {time_us:.3g} µs, {data['tflops']:.1f} TFLOP/s, {data['bound']}-bound"
+        f" (intensity {data['intensity']:.0f} FLOP/B, ridge {data['ridge']:.0f})\n"
+        f"tile {tile}, split-K {data['split_k']}, {data['tiles']} tiles in {data['waves']}"
+        f" wave(s) ({data['wave_efficiency']:.0%} of the SMs busy)\n"
+        f"time lost: {data['lost_tiles']:.0%} to tiles, {data['lost_waves']:.0%} to waves,"
+        f" {data['lost_alignment']:.0%} to alignment (factor {data['align_factor']:.3g})\n"
+    )
+
+
+def run(args: argparse.Namespace, gpu: GPU, dtype: str, out: TextIO) -> int:
+    """Print the prediction for the GEMM in ``args``; ValueError on a bad dimension."""
+    dims = []
+    for name in ("m", "n", "k", "batch"):
+        text = getattr(args, name)
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{name.upper()} must be a positive integer, got {text!r}") from None
+        if value <= 0:
+            raise ValueError(f"{name.upper()} must be a positive integer, got {text!r}")
+        dims.append(value)
+    m, n, k, batch = dims
+    data = describe(m, n, k, batch, args.layout, gpu, dtype)
+    if args.format == "json":
+        out.write(json.dumps(data, indent=2) + "\n")
+    else:
+        out.write(render(data))
+    return 0

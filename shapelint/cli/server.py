@@ -1,0 +1,199 @@
+"""``shapelint server``: a minimal language server over stdio (needs ``shapelint[lsp]``).
+
+On open, change and save of a JSON, YAML, TOML or Python file it lints the editor's text (not
+the file on disk) under the settings that apply to the file's path, and publishes each
+finding as a diagnostic; each fix is offered as a quick-fix code action that replaces exactly
+the values the fix changes. The lint is the same as ``shapelint check`` (settings, severity,
+suppressions, baseline); nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from shapelint import __version__
+
+if TYPE_CHECKING:
+    from lsprotocol import types
+
+    from shapelint.core.model import Finding
+    from shapelint.engine.runner import LintOptions
+
+
+class MissingExtraError(Exception):
+    """pygls is not installed: the one-line message says how to install it."""
+
+
+SEVERITY = {"error": 1, "warning": 2, "info": 3}  # LSP DiagnosticSeverity
+
+
+def utf16_column(line_text: str, column: int) -> int:
+    """The 0-based UTF-16 offset (LSP's default position encoding) of the 1-based character
+    ``column`` of ``line_text``."""
+    return len(line_text[: column - 1].encode("utf-16-le")) // 2
+
+
+def _position(lines: list[str], line: int, column: int) -> types.Position:
+    from lsprotocol import types
+
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return types.Position(line=line - 1, character=utf16_column(text, column))
+
+
+def _range(lines: list[str], span: Any) -> types.Range:
+    from lsprotocol import types
+
+    return types.Range(
+        start=_position(lines, span.line, span.column),
+        end=_position(lines, span.end_line, span.end_column),
+    )
+
+
+def lint_text(path: str, text: str, options: LintOptions) -> list[Finding]:
+    """The findings of ``text`` as if it were the file at ``path`` (empty for other kinds)."""
+    from shapelint.engine.discover import kind_of
+    from shapelint.engine.runner import lint_document
+    from shapelint.readers import parse
+
+    kind = kind_of(path)
+    if kind is None:
+        return []
+    doc = parse(path, text.encode("utf-8"), kind)
+    _, findings = lint_document(doc, options)
+    if options.baseline is not None:
+        findings = options.baseline.apply(path, findings, options.report_unused_ignores)
+    return sorted(findings, key=lambda f: (f.span.line, f.span.column, f.code))
+
+
+def diagnostics(text: str, findings: list[Finding]) -> list[types.Diagnostic]:
+    """One LSP diagnostic per finding, with the estimate in the message."""
+    from lsprotocol import types
+
+    from shapelint.report.text import message_with_estimate
+
+    lines = text.split("\n")
+    return [
+        types.Diagnostic(
+            range=_range(lines, f.span),
+            message=message_with_estimate(f),
+            severity=types.DiagnosticSeverity(SEVERITY[f.severity]),
+            code=f.code,
+            source="shapelint",
+        )
+        for f in findings
+    ]
+
+
+def code_actions(uri: str, text: str, findings: list[Finding]) -> list[types.CodeAction]:
+    """A quick fix per finding that has one (unsafe fixes say so in the title)."""
+    from lsprotocol import types
+
+    from shapelint.engine.fixer import edit_text
+
+    lines = text.split("\n")
+    out = []
+    for f in findings:
+        if f.fix is None:
+            continue
+        edits = [
+            types.TextEdit(range=_range(lines, e.span), new_text=edit_text(text, e))
+            for e in f.fix.edits
+        ]
+        unsafe = " (unsafe)" if f.fix.applicability == "unsafe" else ""
+        out.append(
+            types.CodeAction(
+                title=f"{f.code}: {f.fix.description}{unsafe}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=diagnostics(text, [f]),
+                edit=types.WorkspaceEdit(changes={uri: edits}),
+                is_preferred=f.fix.applicability == "safe",
+            )
+        )
+    return out
+
+
+def _path(uri: str) -> str:
+    from pygls.uris import to_fs_path
+
+    return to_fs_path(uri) or uri
+
+
+def build_server(options_for: Callable[[str], LintOptions | None]) -> Any:
+    """The pygls server; ``options_for(path)`` gives a file's options (None: excluded)."""
+    try:
+        from lsprotocol import types
+        from pygls.lsp.server import LanguageServer
+    except ImportError:
+        raise MissingExtraError(
+            "shapelint server needs pygls: pip install 'shapelint[lsp]'"
+        ) from None
+
+    server = LanguageServer("shapelint", __version__, types.TextDocumentSyncKind.Full)
+    latest: dict[str, list[Finding]] = {}
+
+    def refresh(ls: LanguageServer, uri: str) -> None:
+        document = ls.workspace.get_text_document(uri)
+        path = _path(uri)
+        try:
+            options = options_for(path)
+        except Exception as exc:  # a settings error: say it once, publish nothing
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=f"shapelint: {exc}")
+            )
+            options = None
+        found = lint_text(path, document.source, options) if options is not None else []
+        latest[uri] = found
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, version=document.version, diagnostics=diagnostics(document.source, found)
+            )
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        refresh(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        refresh(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        refresh(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        latest.pop(params.text_document.uri, None)
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        document = ls.workspace.get_text_document(uri)
+        wanted = params.range
+        hits = [
+            f
+            for f in latest.get(uri, [])
+            if f.span.line - 1 <= wanted.end.line and f.span.end_line - 1 >= wanted.start.line
+        ]
+        return code_actions(uri, document.source, hits)
+
+    return server
+
+
+def serve(options_for: Callable[[str], LintOptions | None]) -> int:
+    """Run the server on stdin/stdout until the client exits it."""
+    server = build_server(options_for)
+    os.environ.setdefault("NO_COLOR", "1")
+    server.start_io()
+    return 0
+
+
+__all__ = ["MissingExtraError", "build_server", "code_actions", "diagnostics", "lint_text", "serve"]

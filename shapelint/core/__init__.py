@@ -1,0 +1,1 @@
+"""Source spans, the model types, the dtype table and arithmetic: what every layer shares."""

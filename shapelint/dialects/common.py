@@ -1,0 +1,764 @@
+"""Building blocks shared by the dialects: key look-up, derived values, config assembly.
+
+A dialect is a table of key names per `Dim` plus the framework's own formulas. Key look-up
+treats ``-`` and ``_`` as the same character (GPT-NeoX writes ``hidden-size`` and
+``hidden_size`` interchangeably), and a dotted name (``attn_config.kv_n_heads``) walks into
+nested mappings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable as AbcCallable
+from collections.abc import Iterable
+from collections.abc import Mapping as AbcMapping
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from shapelint.core.arith import round_up as round_up  # re-exported for the dialects
+from shapelint.core.model import Derivation, Dim, Formula, ModelConfig, Value, normalize_dtype
+from shapelint.core.source import Candidate, Document, Mapping, Node, Scalar, Sequence
+
+KeyAliases = AbcMapping[Dim, tuple[str, ...]]
+
+
+class Dialect(Protocol):
+    """What a dialect module provides; `DIALECTS` is typed with it, so mypy checks each one."""
+
+    NAME: str
+
+    def detect(self, candidate: Candidate) -> bool:
+        """Whether ``candidate`` carries this framework's evidence."""
+        ...
+
+    def extract(
+        self, doc: Document, candidate: Candidate, extra_keys: KeyAliases
+    ) -> list[ModelConfig]:
+        """The configs this framework reads from ``candidate``, with its own formulas."""
+        ...
+
+
+def normalize_key(key: str) -> str:
+    """The form keys are compared in: dashes and underscores alike, case kept."""
+    return key.replace("-", "_")
+
+
+# Each mapping's entries by normalized key, built on its first lookup: dialects look up many
+# names in the same mappings (a scan per lookup was a fifth of the CPU time of a 1,000-file
+# tree, profiled). An entry keeps its mapping, so the id in the key cannot be reused by another
+# object while it lives.
+_CHILDREN_LIMIT = 4096
+_CHILDREN: dict[int, tuple[Mapping, dict[str, tuple[str, Node]]]] = {}
+
+
+def child(mapping: Mapping, name: str) -> tuple[str, Node] | None:
+    """The last entry whose key equals ``name`` up to dash/underscore, as (key, node)."""
+    known = _CHILDREN.get(id(mapping))
+    if known is None or known[0] is not mapping:
+        index = {normalize_key(e.key): (e.key, e.value) for e in mapping.entries}  # last wins
+        if len(_CHILDREN) >= _CHILDREN_LIMIT:
+            _CHILDREN.clear()
+        known = _CHILDREN[id(mapping)] = (mapping, index)
+    return known[1].get(normalize_key(name))
+
+
+def resolve(mapping: Mapping, dotted: str, prefix: str) -> tuple[str, Node] | None:
+    """Follow a dotted name from ``mapping``; return (full key path, node) or None."""
+    node: Node = mapping
+    path = prefix
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        hit = child(node, part)
+        if hit is None:
+            return None
+        key, node = hit
+        path = f"{path}.{key}" if path else key
+    return path, node
+
+
+def scalar_value(node: Node, key: str) -> Value | None:
+    """Wrap a scalar node as a `Value`; None for mappings and lists."""
+    if not isinstance(node, Scalar):
+        return None
+    return Value(
+        node.value,
+        key,
+        node.span,
+        shared=node.shared,
+        expression=node.expression,
+        known=node.known,
+    )
+
+
+def find(mapping: Mapping, names: Iterable[str], prefix: str = "") -> Value | None:
+    """The first of ``names`` present in ``mapping`` with a scalar value."""
+    for name in names:
+        hit = resolve(mapping, name, prefix)
+        if hit is not None:
+            value = scalar_value(hit[1], hit[0])
+            if value is not None:
+                return value
+    return None
+
+
+def derived(
+    value: object,
+    sources: tuple[Value, ...],
+    formula: str,
+    key: str = "",
+    kind: Derivation = Derivation.FORMULA,
+) -> Value:
+    """A value computed from others (``kind`` says how); it points at the first source."""
+    first = sources[0]
+    return Value(
+        value, key or first.key, first.span, derived_from=sources, formula=formula, kind=kind
+    )
+
+
+@dataclass
+class Builder:
+    """Collects one config's dims, then adds the derivations every dialect shares."""
+
+    candidate: Candidate
+    path: str
+    dialect: str
+    extra_keys: KeyAliases = field(default_factory=dict)
+    dims: dict[Dim, Value] = field(default_factory=dict)
+    gated_mlp: bool | None = None
+    pretrained: bool = False
+    shape_from_elsewhere: bool = False
+    seq_is_max_context: bool = False
+    has_lm_head: bool | None = None
+    has_attention: bool = True
+    runs_on_engines: bool = True
+    untimed: str = ""
+    formulas: dict[Dim, Formula] = field(default_factory=dict)
+    read_keys: set[str] = field(default_factory=set)
+    nulls: dict[Dim, Value] = field(default_factory=dict)
+    # The stated fraction of each head's dims that rotary embedding turns (HF
+    # ``partial_rotary_factor``, NeoX ``rotary_pct`` …): ``build`` derives ROTARY_DIM from it.
+    rotary_fraction: Value | None = None
+    # Stated dropout probabilities above zero, by where they apply (ModelConfig.dropout).
+    dropout: dict[str, float] = field(default_factory=dict)
+    # How positions enter the model, when the config says (ModelConfig.position_embedding).
+    position_embedding: str | None = None
+
+    @property
+    def root(self) -> Mapping:
+        return self.candidate.root
+
+    def lookup(self, *names: str) -> Value | None:
+        """Find the first of ``names`` under the candidate's root (and remember it was read)."""
+        found = find(self.root, names, self.candidate.key_prefix)
+        if found is not None:
+            self.read_keys.add(found.key)
+        return found
+
+    def consult(self, *names: str) -> None:
+        """Mark keys as read by this dialect although it chose not to use them (so no other
+        reader takes them: llm-foundry's ``kv_n_heads`` means nothing without GQA)."""
+        for name in names:
+            self.lookup(name)
+
+    def derive(self, dim: Dim, value: Value, formula: Formula | None = None) -> None:
+        """Set ``dim`` to a derived ``value`` unless set; ``formula`` recomputes it after a fix."""
+        if dim in self.dims:
+            return
+        self.dims[dim] = value
+        if formula is not None:
+            self.formulas[dim] = formula
+
+    def take(self, dim: Dim, *names: str) -> Value | None:
+        """Set ``dim`` from the first of the user's keys or ``names`` present, if unset."""
+        if dim in self.dims:
+            return self.dims[dim]
+        value = self.lookup(*self.extra_keys.get(dim, ()), *names)
+        if value is not None and self.candidate.kind in SENTINEL_KINDS and _sentinel(value):
+            # ``dim: int = -1`` in a class body: "set me", not a size (Llama 4); ``--num-layers
+            # -1`` in a launch script: a dummy, the size comes from the checkpoint
+            # (Megatron-DeepSpeed's eval-harness scripts, whose ``evaluate.py`` replaces the
+            # arguments with the checkpoint's: tasks/eval_harness/evaluate.py:318-333 at f4157bea)
+            return None
+        if (
+            value is not None
+            and self.candidate.kind in ("class", "init")
+            and dim in ZERO_UNSET
+            and value.known
+            and value.value == 0
+            and not isinstance(value.value, bool)
+        ):
+            # ``num_layers: int = 0`` in a class body: "set me" too (Megatron-core's
+            # TransformerConfig, megatron/core/transformer/transformer_config.py:106-108 in
+            # microsoft/Megatron-DeepSpeed at f4157bea); no model has zero of these
+            return None
+        if value is not None and value.value is not None:
+            self.dims[dim] = value
+            return value
+        if (
+            value is not None
+            and not value.known
+            and self.candidate.kind == "shell"
+            and dim not in NULL_INVALID
+        ):
+            # ``--ffn-hidden-size $1``, ``--num-query-groups ${NUM_KEY_VALUE_HEADS}`` set in a
+            # branch: stated but unknown, so no default (4 · hidden, KV heads = heads, TP 1 in
+            # the padded vocab) may stand in for it. An unknown width/heads/layers stays
+            # absent, which already blocks what derives from it, and keeps SL009 for a
+            # script whose shape is all unknown.
+            self.dims[dim] = value
+            return value
+        if (
+            value is not None
+            and dim in NULL_INVALID
+            and value.known
+            and self.candidate.kind not in PYTHON_KINDS
+        ):
+            self.nulls[dim] = value  # stated as null: SL002 reports it, nothing derives from it
+        return None
+
+    def set(self, dim: Dim, value: Value | None) -> None:
+        """Set ``dim`` unless it is already set or ``value`` is None."""
+        if value is not None and dim not in self.dims:
+            self.dims[dim] = value
+
+    def int(self, dim: Dim) -> int | None:
+        """The dim as a known positive int, or None."""
+        v = self.dims.get(dim)
+        n = v.as_int if v is not None else None
+        return n if n is not None and n > 0 else None
+
+    def apply_user_keys(self) -> None:
+        """Take every dim a user mapped with ``[tool.shapelint.keys]`` (they win)."""
+        for dim, names in self.extra_keys.items():
+            if dim not in self.dims:
+                value = self.lookup(*names)
+                if value is not None and value.value is not None:
+                    self.dims[dim] = value
+
+    def build(self) -> ModelConfig:
+        """Add the shared derivations (head dim, KV heads) and return the config."""
+        self.apply_user_keys()
+        for dim, value in list(self.dims.items()):
+            if _unsettled(value):
+                # ``${ref}`` (resolved in the candidate when it can be, else unknown), and the
+                # strings OmegaConf/Hydra configs leave for "set at run time".
+                self.dims[dim] = settle(self.candidate, value)
+        hidden, heads = self.dims.get(Dim.HIDDEN), self.dims.get(Dim.HEADS)
+        h, a = self.int(Dim.HIDDEN), self.int(Dim.HEADS)
+        if Dim.HEAD_DIM not in self.dims and hidden and heads and h and a and h % a == 0:
+            split = derived(
+                h // a, (hidden, heads), "hidden / heads", kind=Derivation.HEAD_DIM_SPLIT
+            )
+            self.derive(Dim.HEAD_DIM, split, head_dim_split)
+        if Dim.KV_HEADS not in self.dims and heads is not None and a:
+            same = derived(
+                a, (heads,), "= heads (no KV heads stated)", kind=Derivation.KV_FROM_HEADS
+            )
+            self.derive(Dim.KV_HEADS, same, lambda get: get(Dim.HEADS))
+        self._rotary_dim()
+        if self.has_attention and recurrent_only(self._holder()):
+            # Recurrent/state-space blocks: what a transformer reading calls the FFN is the
+            # recurrence's inner width (transformers' Mamba ``intermediate_size``, lingua's
+            # ``SSM`` hidden) or an MLP this reading cannot tell apart from it: unknown.
+            self.has_attention = False
+            self.dims.pop(Dim.FFN, None)
+            self.formulas.pop(Dim.FFN, None)
+        if not self.has_attention:
+            for dim in ATTENTION_DIMS:
+                self.dims.pop(dim, None)
+        if speech_module(self._holder()):
+            self.runs_on_engines = False
+        if self.has_attention and not self.untimed:
+            self.untimed = hybrid_mixers(self._holder())
+        for dim, null in self.nulls.items():
+            self.dims.setdefault(dim, null)
+        return ModelConfig(
+            name=self.candidate.name,
+            path=self.path,
+            dialect=self.dialect,
+            dims=dict(self.dims),
+            gated_mlp=self.gated_mlp,
+            pretrained=self.pretrained,
+            shape_from_elsewhere=self.shape_from_elsewhere,
+            seq_is_max_context=self.seq_is_max_context,
+            sources={dim: self.dialect for dim in self.dims},
+            has_lm_head=self.has_lm_head,
+            has_attention=self.has_attention,
+            runs_on_engines=self.runs_on_engines,
+            untimed=self.untimed,
+            formulas={d: f for d, f in self.formulas.items() if d in self.dims},
+            read_keys=frozenset(self.read_keys),
+            dropout=dict(self.dropout),
+            position_embedding=self.position_embedding,
+        )
+
+    def _holder(self) -> Mapping:
+        """The mapping that states the hidden size (a YAML ``model:`` block, or the root)."""
+        hidden = self.dims.get(Dim.HIDDEN)
+        if hidden is None or hidden.derived_from or "." not in hidden.key:
+            return self.root
+        prefix = self.candidate.key_prefix
+        key = (
+            hidden.key[len(prefix) :].lstrip(".")
+            if prefix and hidden.key.startswith(prefix)
+            else hidden.key
+        )
+        parent = key.rsplit(".", 1)[0] if "." in key else ""
+        hit = resolve(self.root, parent, "") if parent else None
+        return hit[1] if hit is not None and isinstance(hit[1], Mapping) else self.root
+
+    def _rotary_dim(self) -> None:
+        """ROTARY_DIM = int(head dim × the stated rotary fraction), as HF (``int(
+        partial_rotary_factor * head_dim)``), GPT-NeoX, LitGPT and Megatron compute it."""
+        fraction, head_dim, d = self.rotary_fraction, self.dims.get(Dim.HEAD_DIM), None
+        if head_dim is not None:
+            d = self.int(Dim.HEAD_DIM)
+        if Dim.ROTARY_DIM in self.dims or fraction is None or head_dim is None or not d:
+            return
+        f = fraction.value
+        if isinstance(f, bool) or not isinstance(f, int | float) or not 0 < f <= 1:
+            return
+        rotary = int(d * f)
+        if rotary <= 0:
+            return
+        self.derive(
+            Dim.ROTARY_DIM,
+            derived(rotary, (fraction, head_dim), f"int(head_dim × {fraction.key.split('.')[-1]})"),
+            lambda get: int(hd * f) if (hd := get(Dim.HEAD_DIM)) else None,
+        )
+
+
+# Dims a model cannot be built without: ``null`` there is an error (SL002), not a default.
+NULL_INVALID = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
+# Candidates read from Python. There a ``None`` (``n_heads: Optional[int] = None``) is how a
+# class says "not given: derived from the other dims" (Meta lingua's ``BaseTransformerArgs``
+# takes ``n_heads or dim // head_dim``): unknown, not an invalid value.
+PYTHON_KINDS = frozenset({"class", "init", "call", "dict", "module"})
+
+# Dims that only exist in attention layers (dropped for attention-free stacks such as Mamba).
+ATTENTION_DIMS = (Dim.HEADS, Dim.KV_HEADS, Dim.HEAD_DIM, Dim.V_HEAD_DIM, Dim.GLOBAL_HEAD_DIM)
+
+# Keys of recurrent and state-space layers: Mamba/Mamba-2 (transformers' ``state_size``,
+# ``conv_kernel``, ``time_step_rank``; mamba_ssm's ``d_state``, ``d_conv``; Meta lingua's
+# ``state_dim``, ``ssm_chunk_size``), Griffin/Hawk's RG-LRU (``lru_dim_multiplier``,
+# ``lru_width``) and lingua's minGRU/minLSTM (``conv_size``). Their ``n_heads``/``num_heads``
+# split the recurrence, not attention. The state keys alone, beside attention keys, make a
+# hybrid (`hybrid_mixers`); the convolution sizes do not, convolutional encoders share them.
+STATE_KEYS = frozenset(
+    normalize_key(k)
+    for k in (
+        "state_size",
+        "state_dim",
+        "d_state",
+        "ssm_state_size",
+        "ssm_chunk_size",
+        "time_step_rank",
+        "lru_width",
+        "lru_dim_multiplier",
+    )
+)
+RECURRENT_KEYS = STATE_KEYS | frozenset(
+    normalize_key(k) for k in ("conv_kernel", "conv_size", "d_conv")
+)
+# A block that replaces attention in every layer: NeMo's Hyena GPT (``model.hyena:`` with
+# ``name: te_gpt_hyena``) keeps the GPT template's attention keys, which it does not use.
+MIXER_BLOCKS = frozenset({"hyena"})
+# model_type values of transformers' attention-free models.
+ATTENTION_FREE_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"})
+
+
+# Strings that stand for "set at run time" in YAML configs read by OmegaConf/Hydra: MISSING
+# ("???") and a Python-style None (a YAML ``None`` is the string "None", not null).
+PLACEHOLDERS = frozenset({"???", "none", "null"})
+
+
+def _unsettled(value: Value) -> bool:
+    v = value.value
+    if not isinstance(v, str) or value.derived or not value.known:
+        return False
+    text = v.strip()
+    return "${" in text or text.lower() in PLACEHOLDERS or text.lower() == "auto"
+
+
+# Dims a class-body default of 0 leaves unset (a count of zero experts is a dense model, so
+# only these; see `Builder.take`).
+ZERO_UNSET = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
+# Candidate kinds where a negative size is a placeholder, not a value (see `Builder.take`).
+SENTINEL_KINDS = frozenset({"class", "init", "shell"})
+
+
+def _sentinel(value: Value) -> bool:
+    """A negative int: the placeholder a config class gives a field that must be set."""
+    v = value.value
+    return value.known and isinstance(v, int) and not isinstance(v, bool) and v < 0
+
+
+# How transformers gives layers sliding-window attention when a config has no ``layer_types``
+# (transformers 5.24.0): "all" — every layer's attention takes ``config.sliding_window``
+# (modeling_mistral.py:173, modeling_mixtral.py:322, modeling_phi3.py:247,
+# modeling_starcoder2.py:193); ("pattern", p) — layer i slides when (i + 1) % p != 0, p from
+# ``sliding_window_pattern`` where the config class reads it (configuration_gemma2.py:94-97,
+# configuration_gpt_oss.py:84-87: p = 2; configuration_gemma3.py:105-110: 6;
+# configuration_cohere2.py:95-100: 4); ("from", n) — with ``use_sliding_window``, layers
+# i >= ``max_window_layers`` (default n; configuration_qwen2.py:83-91, configuration_qwen3.py).
+WINDOW_LAYOUTS: dict[str, tuple[str, int]] = {
+    "mistral": ("all", 0),
+    "mixtral": ("all", 0),
+    "phi3": ("all", 0),
+    "starcoder2": ("all", 0),
+    "gemma2": ("pattern", 2),
+    "gpt_oss": ("pattern", 2),
+    "gemma3": ("pattern", 6),
+    "gemma3_text": ("pattern", 6),
+    "cohere2": ("pattern", 4),
+    "qwen2": ("from", 28),
+    "qwen3": ("from", 28),
+}
+# The configs whose class reads ``sliding_window_pattern`` (Gemma 2 and gpt-oss fix it at 2).
+PATTERN_KEY_TYPES = frozenset({"gemma3", "gemma3_text", "cohere2"})
+
+
+def sliding_window(b: Builder) -> None:
+    """Sliding-window attention: the window (``sliding_window``, a positive int) and how many
+    layers use it — counted from ``layer_types`` when the config lists them, else by the
+    model type's rule in transformers (`WINDOW_LAYOUTS`). A model type without a known rule,
+    or a Gemma 3 with bidirectional attention (its class rewrites the window), reads no window:
+    every layer is then timed as full attention, as before."""
+    window = b.lookup("sliding_window")
+    w = window.value if window is not None else None
+    if window is None or not isinstance(w, int) or isinstance(w, bool) or w <= 0:
+        return
+    layers = b.dims.get(Dim.LAYERS)
+    n = b.int(Dim.LAYERS)
+    if layers is None or not n:
+        return
+    listed = resolve(b.root, "layer_types", b.candidate.key_prefix)
+    if listed is not None and isinstance(listed[1], Sequence):
+        kinds = [i.value if isinstance(i, Scalar) else None for i in listed[1].items]
+        if len(kinds) != n:
+            return  # a list that does not match the layers: unknown
+        sliding = sum(1 for k in kinds if k == "sliding_attention")
+        if sliding:
+            b.set(Dim.SLIDING_WINDOW, window)
+            b.read_keys.add(listed[0])
+            b.set(
+                Dim.WINDOW_LAYERS,
+                derived(sliding, (window, layers), 'layer_types: "sliding_attention" layers'),
+            )
+        return
+    model_type = b.lookup("model_type")
+    kind = str(model_type.value).lower() if model_type is not None else ""
+    layout = WINDOW_LAYOUTS.get(kind)
+    if model_type is None or layout is None:
+        return
+    rule, p = layout
+    if kind in ("gemma3", "gemma3_text"):
+        bidirectional = b.lookup("use_bidirectional_attention")
+        if bidirectional is not None and bidirectional.value is not False:
+            return
+    if rule == "from":
+        enabled = b.lookup("use_sliding_window")
+        if enabled is None or enabled.value is not True:
+            return  # use_sliding_window defaults to False: the window is not used
+        first = b.lookup("max_window_layers")
+        start = first.value if first is not None else p
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            return
+        sliding, formula = max(0, n - start), "layers from max_window_layers on"
+    elif rule == "pattern":
+        stated = b.lookup("sliding_window_pattern") if kind in PATTERN_KEY_TYPES else None
+        if stated is not None:
+            p = stated.value if isinstance(stated.value, int) else 0
+        if isinstance(p, bool) or p <= 0:
+            return
+        sliding, formula = n - n // p, f"layers i with (i + 1) % {p} != 0"
+    else:
+        sliding, formula = n, "every layer"
+    if sliding:
+        b.set(Dim.SLIDING_WINDOW, window)
+        b.set(Dim.WINDOW_LAYERS, derived(sliding, (window, layers, model_type), formula))
+
+
+# Layer kinds of softmax attention in ``layer_types`` lists (transformers' configs, ExecuTorch's
+# params.json); any other kind (linear_attention, conv, mamba …) is a mixer with no cost here.
+ATTENTION_LAYER_KINDS = frozenset(
+    {"full_attention", "sliding_attention", "attention", "global_attention", "local_attention"}
+)
+
+
+def hybrid_mixers(mapping: Mapping) -> str:
+    """Why a model with attention layers is not timed: some of its layers are other mixers.
+
+    Read from ``layer_types`` (Qwen3-Next/Qwen3.5 ``linear_attention``, LFM2 ``conv``, Granite
+    4.0 ``mamba``), ``layers_block_type`` (Zamba2, Jamba), a Mamba-hybrid
+    ``hybrid_override_pattern`` / ``--hybrid-override-pattern`` (``M`` a Mamba layer:
+    Nemotron-H, Megatron-LM and NeMo hybrids) and Jamba's ``attn_layer_period``. "" when none
+    of these says so."""
+    for key in ("layer_types", "layers_block_type"):
+        found = child(mapping, key)
+        if found is not None and isinstance(found[1], Sequence):
+            kinds = [str(i.value) for i in found[1].items if isinstance(i, Scalar)]
+            other = [k for k in kinds if k not in ATTENTION_LAYER_KINDS]
+            if other:
+                names = "/".join(sorted(set(other)))
+                return f"{len(other)} of {len(kinds)} layers are {names} ({key})"
+    for key in ("hybrid_override_pattern", "--hybrid-override-pattern"):
+        found = child(mapping, key)
+        if found is not None and isinstance(found[1], Scalar) and "M" in str(found[1].value):
+            pattern = str(found[1].value)
+            return f"{pattern.count('M')} of {len(pattern)} layers are Mamba ({key})"
+    period = child(mapping, "attn_layer_period")
+    if period is not None and isinstance(period[1], Scalar) and period[1].value not in (None, 1):
+        return f"one layer in {period[1].value} has attention, the others Mamba (attn_layer_period)"
+    for entry in mapping.entries:
+        key = normalize_key(entry.key).lower()
+        if key in STATE_KEYS or key.startswith("mamba_"):
+            # Falcon-H1 (Mamba beside attention in every layer), Zamba2, RecurrentGemma.
+            return f"state-space or recurrent layers ({entry.key})"
+    return ""
+
+
+def recurrent_only(mapping: Mapping) -> bool:
+    """True when ``mapping`` describes a model without attention: an attention-free HF
+    ``model_type``, or a recurrent/state-space key (`RECURRENT_KEYS`) and no key that names
+    attention (hybrids — Jamba, Zamba, Nemotron-H, RecurrentGemma — state their attention
+    layers as ``num_attention_heads``, ``attn_layer_period``, ``attention_window_size`` …)."""
+    model_type = child(mapping, "model_type")
+    if (
+        model_type is not None
+        and isinstance(model_type[1], Scalar)
+        and str(model_type[1].value).lower() in ATTENTION_FREE_MODEL_TYPES
+    ):
+        return True
+    keys = [normalize_key(e.key).lower() for e in mapping.entries]
+    if any(k in MIXER_BLOCKS for k in keys):
+        return True
+    if not any(k in RECURRENT_KEYS for k in keys):
+        return False
+    return not any("attn" in k or "attention" in k for k in keys)
+
+
+# Hydra ``_target_`` prefixes of NeMo's speech collections (ASR, TTS, audio): their encoders
+# and decoders (Conformer, FastPitch's FFTransformer, the speech-translation TransformerDecoder)
+# are NeMo's own attention and MLP modules, which no serving or training engine in
+# `shapelint.hardware.engines` runs; NeMo's LLMs live in ``nemo.collections.llm``/``nlp`` instead.
+SPEECH_TARGETS = ("nemo.collections.asr.", "nemo.collections.tts.", "nemo.collections.audio.")
+
+
+def speech_module(mapping: Mapping) -> bool:
+    """True when ``mapping`` names a NeMo speech module as its Hydra ``_target_``."""
+    target = child(mapping, "_target_")
+    return (
+        target is not None
+        and isinstance(target[1], Scalar)
+        and isinstance(target[1].value, str)
+        and target[1].value.strip().startswith(SPEECH_TARGETS)
+    )
+
+
+def mla_head_dim(b: Builder, nope: Value | None, rope: Value | None) -> bool:
+    """Multi-head latent attention's query/key head dim, ``qk_nope_head_dim +
+    qk_rope_head_dim`` (the formula `engine_shapes.is_mla` recognises), set when both are
+    stated; True when it was."""
+    if nope is None or rope is None or not nope.as_int or rope.as_int is None:
+        return False
+    formula = "qk_nope_head_dim + qk_rope_head_dim"
+    b.set(Dim.HEAD_DIM, derived(nope.as_int + rope.as_int, (nope, rope), formula))
+    return True
+
+
+def head_dim_split(get: AbcCallable[[Dim], int | None]) -> int | None:
+    """hidden / heads when heads divide hidden."""
+    h, a = get(Dim.HIDDEN), get(Dim.HEADS)
+    return h // a if h and a and h % a == 0 else None
+
+
+def llama_ffn(dim: int, multiple_of: int, multiplier: float | None) -> int:
+    """Llama's FeedForward hidden width for model width ``dim`` (``params.json`` and any
+    config whose keys a user mapped to ``multiple_of`` / ``ffn_dim_multiplier``)."""
+    hidden = int(2 * (4 * dim) / 3)
+    if multiplier is not None:
+        hidden = int(multiplier * hidden)
+    return round_up(hidden, multiple_of)
+
+
+MPT_DEFAULT_EXPANSION = 4
+
+
+def mpt_ffn(b: Builder, prefix: str = "") -> None:
+    """MPT's FFN (llm-foundry YAMLs under ``model.``, HF MPT configs at the top level), as
+    llm-foundry's ``resolve_ffn_hidden_size`` (``llmfoundry/models/layers/ffn.py``) computes
+    it when ``ffn_config.ffn_hidden_size`` is not stated: ``int(d_model · expansion_ratio)``,
+    ``4 · d_model`` when the ratio is absent (its default). ``ffn_type: mptglu`` is gated."""
+    ffn_type = b.lookup(f"{prefix}ffn_config.ffn_type")
+    b.gated_mlp = b.gated_mlp or (ffn_type is not None and str(ffn_type.value) == "mptglu")
+    hidden, h = b.dims.get(Dim.HIDDEN), b.int(Dim.HIDDEN)
+    if Dim.FFN in b.dims or hidden is None or not h:
+        return
+    ratio = b.lookup(f"{prefix}expansion_ratio")
+    if ratio is None:
+        b.derive(
+            Dim.FFN,
+            derived(MPT_DEFAULT_EXPANSION * h, (hidden,), "4 · d_model"),
+            lambda get: MPT_DEFAULT_EXPANSION * x if (x := get(Dim.HIDDEN)) else None,
+        )
+    elif isinstance(ratio.value, int | float) and not isinstance(ratio.value, bool):
+        r = float(ratio.value)
+        b.derive(
+            Dim.FFN,
+            derived(int(h * ratio.value), (hidden, ratio), "int(d_model · expansion_ratio)"),
+            lambda get: int(x * r) if (x := get(Dim.HIDDEN)) else None,
+        )
+
+
+def looks_like_model(dims: AbcMapping[Dim, Value]) -> bool:
+    """True when the dims describe a transformer: a width and at least heads or layers."""
+    return Dim.HIDDEN in dims and (Dim.HEADS in dims or Dim.LAYERS in dims)
+
+
+# --- Training-config helpers (NeoX, Megatron, NeMo, OLMo, llm-foundry, nanotron, axolotl,
+# --- DeepSpeed, torchtitan): references, "auto", dtypes, batch-only configs.
+
+# Dims a training config can state without stating a model shape.
+BATCH_DIMS = frozenset({Dim.MICRO_BATCH, Dim.GLOBAL_BATCH, Dim.GRAD_ACCUM, Dim.TP, Dim.SEQ_LEN})
+
+_REFERENCE = re.compile(r"\$\{([^${}]*)\}")
+
+
+def dtype_name(raw: object) -> str | None:
+    """The canonical dtype (bf16, fp16, fp32, fp8) a precision setting names, or None."""
+    if isinstance(raw, bool) or not isinstance(raw, str | int):
+        return None
+    return normalize_dtype(raw)
+
+
+def dtype_value(value: Value | None) -> Value | None:
+    """``value`` as a canonical dtype: itself when already canonical, else derived from it."""
+    if value is None or not value.known:
+        return None
+    name = dtype_name(value.value)
+    if name is None:
+        return None
+    if name == value.value:
+        return value
+    return derived(
+        name, (value,), f"{value.key}: {value.value} → {name}", kind=Derivation.CONVERSION
+    )
+
+
+def set_dtype_from_flags(b: Builder, flags: AbcMapping[str, tuple[str, ...]]) -> None:
+    """Set DTYPE from boolean switches (``bf16: true``, ``fp16.enabled: true``)."""
+    for name, keys in flags.items():
+        flag = b.lookup(*keys)
+        if flag is not None and flag.value is True:
+            b.set(
+                Dim.DTYPE, derived(name, (flag,), f"{flag.key}: true", kind=Derivation.CONVERSION)
+            )
+
+
+def _reference_target(candidate: Candidate, key: str, ref: str) -> Value | None:
+    """The value an OmegaConf reference (``a.b`` or relative ``.b``) written at ``key`` names."""
+    prefix = candidate.key_prefix
+    local = key[len(prefix) + 1 :] if prefix and key.startswith(prefix + ".") else key
+    name = ref.lstrip(".")
+    dots = len(ref) - len(name)
+    if dots:
+        parts = local.split(".")[:-1]  # the mapping that holds ``key``
+        up = dots - 1
+        if up > len(parts) or not name:
+            return None
+        name = ".".join([*parts[: len(parts) - up], name])
+    hit = resolve(candidate.root, name, prefix)
+    return scalar_value(hit[1], hit[0]) if hit is not None else None
+
+
+def settle(candidate: Candidate, value: Value, depth: int = 0) -> Value:
+    """Resolve ``${a.b}`` references to the node they name (marked shared: editing it
+    changes every key that refers to it) and NeMo's ``${multiply:x, y}`` resolver of numbers
+    and references (a derived value); values that cannot be known statically — ``auto``,
+    other resolver calls (``${oc.env:X}``), references outside the file — become unknown."""
+    raw = value.value
+    if not isinstance(raw, str) or value.derived or not value.known:
+        return value
+    text = raw.strip()
+    if text.lower() == "auto" or text.lower() in PLACEHOLDERS:
+        return replace(value, known=False)
+    if "${" not in text:
+        return value
+    product = _multiply(candidate, value, text, depth)
+    if product is not None:
+        return product
+    m = _REFERENCE.fullmatch(text)
+    if m is None or ":" in m.group(1) or depth > 8:
+        return replace(value, known=False)
+    target = _reference_target(candidate, value.key, m.group(1).strip())
+    if target is None:
+        return replace(value, known=False)
+    return settle(candidate, replace(target, shared=True), depth + 1)
+
+
+_MULTIPLY = re.compile(r"\$\{multiply:(.*)\}")
+
+
+def _multiply(candidate: Candidate, value: Value, text: str, depth: int) -> Value | None:
+    """``${multiply:a, b, …}`` (NeMo's resolver: the product of its arguments) when every
+    argument is an integer or a reference to one; None when ``text`` is anything else."""
+    m = _MULTIPLY.fullmatch(text)
+    if m is None or depth > 8:
+        return None
+    product = 1
+    sources: list[Value] = []
+    for arg in _split_args(m.group(1)):
+        arg = arg.strip()
+        if arg.lstrip("-").isdigit():
+            product *= int(arg)
+            continue
+        part = settle(candidate, replace(value, value=arg, shared=False), depth + 1)
+        n = part.as_int
+        if n is None:
+            return replace(value, known=False)
+        product *= n
+        sources.append(part)
+    formula = f"{value.key}: {text}"
+    return Value(
+        product,
+        value.key,
+        value.span,
+        derived_from=(value, *sources),
+        formula=formula,
+        kind=Derivation.FORMULA,
+    )
+
+
+def _split_args(text: str) -> list[str]:
+    """Split resolver arguments on top-level commas (``${a.b}`` may hold none, but nested
+    resolvers may)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def settle_dims(b: Builder) -> None:
+    """Apply the user's keys, then `settle` every dim taken so far (before derivations)."""
+    b.apply_user_keys()
+    for dim, value in list(b.dims.items()):
+        b.dims[dim] = settle(b.candidate, value)
+
+
+def training_config(b: Builder) -> list[ModelConfig]:
+    """Build ``b``: a model config, or one with batch/parallel dims only (shape elsewhere)."""
+    config = b.build()
+    if looks_like_model(config.dims):
+        return [config]
+    if any(dim in config.dims for dim in BATCH_DIMS):
+        return [replace(config, shape_from_elsewhere=True)]
+    return []

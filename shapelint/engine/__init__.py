@@ -1,0 +1,1 @@
+"""The one pipeline from paths to findings: discover, read, extract, rules, suppress, fix."""

@@ -1,0 +1,262 @@
+"""Baselines: adopt shapelint on a large repository without fixing everything first.
+
+``--write-baseline FILE`` records today's findings; ``--baseline FILE`` (or settings
+``baseline = "…"``) hides the findings recorded there. An entry is matched by the file's path
+(relative to the baseline file), the rule code, the config's name, the key and the value —
+never by line, so edits elsewhere in a file keep the match, while changing the value itself
+(a new vocab size) makes the finding new again. Each entry hides one finding. With
+``--report-unused-ignores``, an entry for a linted file that matched nothing is reported as
+SL008 at its line in the baseline file, so stale entries get cleaned up.
+
+The file is JSON, one entry per line, sorted, so that it diffs well in review.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shapelint.core.model import Finding
+from shapelint.core.source import LineIndex
+
+VERSION = 1
+EntryKey = tuple[str, str, str, str, str]
+
+
+class BaselineError(Exception):
+    """A baseline file that cannot be read or is not a shapelint baseline (exit 2)."""
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def _value_key(value: object) -> str:
+    return json.dumps(_plain(value), sort_keys=True)
+
+
+def relative(path: str, root: str) -> str:
+    """``path`` relative to ``root`` with ``/`` separators (absolute when on another drive)."""
+    full = os.path.abspath(path)
+    try:
+        return Path(os.path.relpath(full, root)).as_posix()
+    except ValueError:  # pragma: no cover - Windows: another drive
+        return Path(full).as_posix()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One recorded finding, and the line it sits on in the baseline file."""
+
+    path: str
+    code: str
+    config: str
+    key: str
+    value: object
+    line: int = 1
+
+    @property
+    def match_key(self) -> EntryKey:
+        """What a finding must share with this entry to be hidden by it."""
+        return (self.path, self.code, self.config, self.key, _value_key(self.value))
+
+    def as_json(self) -> dict[str, object]:
+        """The entry as written to the file."""
+        return {
+            "path": self.path,
+            "code": self.code,
+            "config": self.config,
+            "key": self.key,
+            "value": _plain(self.value),
+        }
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A loaded baseline: its path and entries, grouped by the linted file they name."""
+
+    path: str
+    entries: tuple[Entry, ...] = ()
+    by_file: dict[str, tuple[Entry, ...]] = field(default_factory=dict, compare=False)
+
+    @property
+    def root(self) -> str:
+        """The directory entry paths are relative to."""
+        return os.path.dirname(os.path.abspath(self.path))
+
+    def finding_key(self, finding: Finding) -> EntryKey:
+        """The match key of ``finding`` under this baseline."""
+        return (
+            relative(finding.path, self.root),
+            finding.code,
+            finding.config,
+            finding.key,
+            _value_key(finding.value),
+        )
+
+    def apply(self, path: str, findings: Sequence[Finding], report_stale: bool) -> list[Finding]:
+        """``findings`` of the file at ``path`` less those recorded here; with
+        ``report_stale``, plus an SL008 finding for each entry of that file that matched none."""
+        entries = self.by_file.get(relative(path, self.root), ())
+        if not entries:
+            return list(findings)
+        left = Counter(e.match_key for e in entries)
+        kept = []
+        for f in findings:
+            key = self.finding_key(f)
+            if left[key] > 0:
+                left[key] -= 1
+            else:
+                kept.append(f)
+        if report_stale:
+            for e in entries:
+                if left[e.match_key] > 0:
+                    left[e.match_key] -= 1
+                    kept.append(self._stale(e))
+        return kept
+
+    def _stale(self, entry: Entry) -> Finding:
+        from shapelint.rules import REGISTRY
+
+        rule = REGISTRY["SL008"].RULE
+        text = self._text()
+        index = LineIndex(text)
+        lines = text.split("\n")
+        line = min(max(entry.line, 1), len(lines))
+        start = index.offset(line, 1) + (len(lines[line - 1]) - len(lines[line - 1].lstrip()))
+        end = index.offset(line, 1) + len(lines[line - 1].rstrip().rstrip(","))
+        where = f"{entry.key} ({entry.value})" if entry.key else "the file"
+        return Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=rule.severity,
+            message=(
+                f"baseline entry matches no finding: {entry.code} at {where} in {entry.path}; "
+                "remove it (or rewrite the baseline with --write-baseline)"
+            ),
+            path=self.path,
+            span=index.span(self.path, start, max(start, end)),
+            key=f"{entry.path}:{entry.code}:{entry.key}",
+        )
+
+    def _text(self) -> str:
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                return fh.read()
+        except OSError:
+            return ""
+
+
+def _entry_lines(text: str) -> dict[int, int]:
+    """Entry index → 1-based line, for entries written one per line (as `write` does)."""
+    out: dict[int, int] = {}
+    count = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip().rstrip(",")
+        if stripped.startswith("{") and stripped.endswith("}") and '"code"' in stripped:
+            out[count] = number
+            count += 1
+    return out
+
+
+def load(path: str) -> Baseline:
+    """Read and check a baseline file; `BaselineError` with one line on any problem."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise BaselineError(f"baseline file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"cannot read baseline file {path}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise BaselineError(f'{path}: not a shapelint baseline (expected {{"findings": [...]}})')
+    if data.get("version") != VERSION:
+        raise BaselineError(f"{path}: unsupported baseline version {data.get('version')!r}")
+    lines = _entry_lines(text)
+    entries = []
+    for i, item in enumerate(data["findings"]):
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(k), str) for k in ("path", "code", "config", "key")
+        ):
+            raise BaselineError(
+                f"{path}: findings[{i}]: expected an object with string path, code, config, key"
+            )
+        entries.append(
+            Entry(
+                item["path"],
+                item["code"],
+                item["config"],
+                item["key"],
+                item.get("value"),
+                lines.get(i, 1),
+            )
+        )
+    by_file: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_file.setdefault(e.path, []).append(e)
+    return Baseline(path, tuple(entries), {k: tuple(v) for k, v in by_file.items()})
+
+
+_LOADED: dict[str, Baseline] = {}
+
+
+def load_cached(path: str) -> Baseline:
+    """`load`, once per file per process (every settings file may name the same baseline)."""
+    key = os.path.abspath(path)
+    if key not in _LOADED:
+        _LOADED[key] = load(path)
+    return _LOADED[key]
+
+
+def render(findings: Iterable[Finding], path: str) -> str:
+    """The baseline file recording ``findings`` (paths relative to ``path``'s directory)."""
+    root = os.path.dirname(os.path.abspath(path))
+    entries = sorted(
+        (
+            Entry(relative(f.path, root), f.code, f.config, f.key, f.value)
+            for f in findings
+            if f.code != "SL008"  # a stale entry or unused ignore is not a finding to keep
+        ),
+        key=lambda e: (e.path, e.code, e.config, e.key, _value_key(e.value)),
+    )
+    rows = [json.dumps(e.as_json(), ensure_ascii=False) for e in entries]
+    body = ",\n    ".join(rows)
+    findings_text = f"[\n    {body}\n  ]" if rows else "[]"
+    return f'{{\n  "version": {VERSION},\n  "findings": {findings_text}\n}}\n'
+
+
+def write(findings: Sequence[Finding], path: str) -> int:
+    """Write the baseline atomically; the number of entries written (OSError propagates)."""
+    text = render(findings, path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".shapelint-baseline-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return sum(1 for f in findings if f.code != "SL008")
+
+
+__all__ = ["Baseline", "BaselineError", "Entry", "load", "load_cached", "render", "write"]

@@ -1,0 +1,101 @@
+"""Lint many files on several cores: worker processes forked from this one.
+
+Each file is linted exactly as `runner.lint_file` lints it; results come back in the order the
+files were given, so reports are identical to a one-worker run. Workers are forked after the
+parent has decided every file's options and imported the readers the files need, so they
+start with everything loaded and nothing needs pickling on the way in; on the way back a
+result travels without its parsed tree (`cache.lite`). Where ``fork`` is not available
+(Windows) the files are linted in this process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shapelint.engine.cache import LintCache
+    from shapelint.engine.discover import SourceFile
+    from shapelint.engine.runner import FileResult, InternalError, LintOptions
+
+# A worker pays for itself from about this many files (fork, result transfer).
+FILES_PER_JOB = 100
+
+Item = tuple["SourceFile", "LintOptions"]
+
+_ITEMS: Sequence[Item] = ()
+_CACHE: LintCache | None = None
+
+_READERS = {
+    "json": "shapelint.readers.json",
+    "yaml": "shapelint.readers.yaml",
+    "toml": "shapelint.readers.toml",
+    "python": "shapelint.readers.python",
+    "shell": "shapelint.readers.shell",
+}
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def auto_jobs(n_files: int) -> int:
+    """The default worker count: one per `FILES_PER_JOB` files, at most the CPU count."""
+    return max(1, min(cpu_count(), n_files // FILES_PER_JOB))
+
+
+def can_fork() -> bool:
+    """True where worker processes can be forked."""
+    import multiprocessing  # here: it costs a few ms and one-worker runs never need it
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _one(index: int) -> bytes | InternalError | None:
+    """Lint item ``index`` in a worker: the pickled `lite` result, the error, or None when the
+    result cannot be pickled (the parent then lints that file itself)."""
+    from shapelint.engine.cache import dumps
+    from shapelint.engine.runner import FileResult, lint_one
+
+    source, options = _ITEMS[index]
+    outcome = lint_one(source, options, _CACHE)
+    return dumps(outcome) if isinstance(outcome, FileResult) else outcome
+
+
+def lint_parallel(
+    items: Sequence[Item], jobs: int, cache: LintCache | None
+) -> list[FileResult | InternalError]:
+    """Lint ``items`` on ``jobs`` forked workers; outcomes in the order of ``items``."""
+    import multiprocessing
+    import pickle
+
+    from shapelint.engine.runner import lint_one
+
+    global _ITEMS, _CACHE
+    for kind in sorted({source.kind for source, _ in items}):
+        if kind in _READERS:  # import once here rather than once per worker
+            importlib.import_module(_READERS[kind])
+            if kind == "python":
+                importlib.import_module("libcst")
+    _ITEMS, _CACHE = items, cache
+    try:
+        ctx = multiprocessing.get_context("fork")
+        chunk = max(1, min(16, len(items) // (jobs * 8)))
+        with ctx.Pool(jobs) as pool:
+            returned = pool.map(_one, range(len(items)), chunksize=chunk)
+    finally:
+        _ITEMS, _CACHE = (), None
+    outcomes: list[FileResult | InternalError] = []
+    for (source, options), got in zip(items, returned, strict=True):
+        if isinstance(got, bytes):
+            outcomes.append(pickle.loads(got))
+        elif got is None:
+            outcomes.append(lint_one(source, options, cache))
+        else:
+            outcomes.append(got)
+    return outcomes

@@ -1,0 +1,381 @@
+"""Settings files: ``[tool.shapelint]`` in ``pyproject.toml``, or ``.shapelint.toml``.
+
+Each linted file takes the settings of the nearest settings file found by walking up from its
+directory (``.shapelint.toml`` before ``pyproject.toml`` in one directory; a ``pyproject.toml``
+without ``[tool.shapelint]`` does not count). The walk stops at a directory holding ``.git``
+or at the filesystem root. ``--config FILE`` replaces the search for every file.
+
+Files are validated once, when loaded, against ``settings.schema.json``; a problem is a
+`SettingsError` whose one-line message names the file, the key and what was expected.
+``jsonschema`` is imported only when a settings file exists.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from shapelint.core.model import Attention, Dim, Mode, normalize_dtype
+from shapelint.dialects.common import KeyAliases
+from shapelint.engine.discover import as_posix
+
+
+def _tomllib() -> Any:
+    """The TOML parser, imported only when a settings file is read (~3 ms with ``datetime``)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    return importlib.import_module("tomli")  # pragma: no cover - Python 3.10: the same parser
+
+
+SETTINGS_FILES = (".shapelint.toml", "pyproject.toml")
+BUDGET_KEYS = (
+    "max-file-size-mb",
+    "max-python-tokens",
+    "max-expression-tokens",
+    "max-seconds-per-file",
+)
+
+
+class SettingsError(Exception):
+    """A settings file that cannot be read or does not match the schema (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated settings of one file; None / empty means "not set here"."""
+
+    path: str | None = None
+    gpu: tuple[str, ...] | None = None
+    gpu_file: str | None = None
+    dtype: str | None = None
+    mode: Mode | None = None
+    micro_batch: int | None = None
+    seq_len: int | None = None
+    tp: int | None = None
+    attention: Attention | None = None
+    engines: tuple[str, ...] | None = None
+    pp: int | None = None
+    ep: int | None = None
+    cp: int | None = None
+    sp: int | None = None
+    fp8_recipe: str | None = None
+    fused: str | None = None
+    data_parallel: int | None = None
+    sharded: bool | None = None
+    recompute: bool | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+    min_slowdown: float | None = None
+    fail_on: str | None = None
+    keys: KeyAliases = field(default_factory=dict)
+    baseline: str | None = None
+    severity: Mapping[str, str] = field(default_factory=dict)
+    # [rules.CODE] tables: code → that rule's validated Options.
+    rule_options: Mapping[str, object] = field(default_factory=dict)
+    # The settings files this one extends, nearest first (``extend = "…"``).
+    extends: tuple[str, ...] = ()
+    # Per-file work limits (`shapelint.core.limits`), by setting name; unset: default.
+    budget: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def root(self) -> str | None:
+        """The directory relative paths in these settings are resolved against."""
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else None
+
+    def excludes(self, path: str) -> bool:
+        """True when ``path`` matches one of these settings' ``exclude`` globs.
+
+        A glob matches the path relative to the settings file, any leading part of it
+        (``legacy`` or ``legacy/*``), or any single file or directory name in it.
+        """
+        if not self.exclude:
+            return False
+        root = self.root or os.getcwd()
+        rel = as_posix(os.path.relpath(os.path.abspath(path), root))
+        parts = rel.split("/")
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        return any(
+            fnmatch.fnmatch(candidate, pattern)
+            for pattern in self.exclude
+            for candidate in (*prefixes, *parts)
+        )
+
+
+EMPTY = Settings()
+
+
+def _schema() -> dict[str, Any]:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "settings.schema.json")
+    with open(path, encoding="utf-8") as fh:
+        schema: dict[str, Any] = json.load(fh)
+    return schema
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    """One line for a jsonschema ValidationError: the key and what was expected."""
+    props: Mapping[str, Any] = schema["properties"]
+    path = [str(p) for p in error.absolute_path]
+    if error.validator == "additionalProperties" and not path:
+        unknown = sorted(k for k in data if k not in props)
+        key = unknown[0] if unknown else "?"
+        import difflib
+
+        close = difflib.get_close_matches(key, list(props), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"unknown key {key!r} (known keys: {', '.join(props)}){hint}"
+    if "propertyNames" in error.schema_path and path[:1] == ["severity"]:
+        return f"severity: {json.dumps(error.instance)} is not a rule code or prefix such as SL102"
+    if "propertyNames" in error.schema_path:
+        names = props["keys"]["propertyNames"]["enum"]
+        return f"keys: unknown dim {error.instance!r} (expected one of {', '.join(names)})"
+    key = path[0] if path else "?"
+    where = key + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in path[1:])
+    expected = props.get(key, {}).get("description", error.message)
+    return f"{where}: expected {expected}, got {json.dumps(error.instance)}"
+
+
+def validate(data: Mapping[str, Any], where: str) -> None:
+    """Check ``data`` against the settings schema; raise SettingsError naming ``where``."""
+    import jsonschema
+
+    schema = _schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise SettingsError(f"{where}: {_describe_error(error, data, schema)}")
+    dtype = data.get("dtype")
+    if dtype is not None and normalize_dtype(dtype) is None:
+        expected = schema["properties"]["dtype"]["description"]
+        raise SettingsError(f"{where}: dtype: expected {expected}, got {json.dumps(dtype)}")
+
+
+def _codes(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(v.strip().upper() for v in values)
+
+
+def _check_codes(data: Mapping[str, Any], where: str) -> None:
+    """Refuse rule codes or prefixes that match no registered rule (closest one suggested)."""
+    from shapelint.rules.codes import UnknownCodeError, check_selectors
+
+    lists: list[tuple[str, Iterable[str]]] = [
+        (key, data[key]) for key in ("select", "ignore") if key in data
+    ]
+    lists += [("severity", list(data.get("severity", {})))]
+    lists += [
+        (f"per-file-ignores.{json.dumps(glob)}", codes)
+        for glob, codes in data.get("per-file-ignores", {}).items()
+    ]
+    try:
+        for key, codes in lists:
+            check_selectors(codes, f"{where}: {key}")
+    except UnknownCodeError as exc:
+        raise SettingsError(str(exc)) from None
+
+
+# Tables an extending file merges key by key with the extended one's; other keys replace.
+_MERGED_TABLES = ("severity", "per-file-ignores", "keys", "rules")
+# Keys holding a path, resolved against the file that states them.
+_PATH_KEYS = ("gpu-file", "baseline")
+
+
+def _extended(
+    data: Mapping[str, Any], path: str, chain: tuple[str, ...]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``data`` merged over the settings its ``extend`` names (recursively), with the chain of
+    files extended; a cycle, a missing file or an invalid one is a `SettingsError`."""
+    root = os.path.dirname(os.path.abspath(path))
+    target = os.path.abspath(os.path.join(root, data["extend"]))
+    shown = _display(path)
+    if target in chain:
+        cycle = " -> ".join(_display(p) for p in (*chain, target))
+        raise SettingsError(
+            f"{shown}: extend: settings files extend each other in a cycle: {cycle}"
+        )
+    if not os.path.isfile(target):
+        raise SettingsError(f"{shown}: extend: no such settings file {_display(target)}")
+    base = _section(target, _read_toml(target))
+    if not isinstance(base, dict):
+        raise SettingsError(f"{shown}: extend: {_display(target)} has no [tool.shapelint] table")
+    where = f"{_display(target)} (extended by {shown})"
+    validate(base, where)
+    _check_codes(base, where)
+    base_root = os.path.dirname(target)
+    base = {k: os.path.join(base_root, v) if k in _PATH_KEYS else v for k, v in base.items()}
+    chain = (*chain, target)
+    extends: tuple[str, ...] = (target,)
+    if "extend" in base:
+        base, more = _extended(base, target, chain)
+        extends += more
+    merged = dict(base)
+    for key, value in data.items():
+        if key == "rules" and isinstance(merged.get(key), dict):
+            merged[key] = {
+                code: {**merged[key].get(code, {}), **table} for code, table in value.items()
+            } | {code: t for code, t in merged[key].items() if code not in value}
+        elif key in _MERGED_TABLES and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    merged.pop("extend", None)
+    return merged, extends
+
+
+def _rule_options(tables: Mapping[str, Any], where: str) -> dict[str, object]:
+    """Each ``[rules.CODE]`` table as that rule's validated ``Options``."""
+    from shapelint.rules.options import build
+
+    try:
+        return {code.strip().upper(): build(code.strip(), table) for code, table in tables.items()}
+    except ValueError as exc:
+        raise SettingsError(f"{where}: {exc}") from None
+
+
+def from_dict(data: Mapping[str, Any], path: str) -> Settings:
+    """Validated settings from the table read from ``path``."""
+    shown = _display(path)
+    where = f"{shown} [tool.shapelint]" if os.path.basename(path) == "pyproject.toml" else shown
+    validate(data, where)
+    _check_codes(data, where)
+    extends: tuple[str, ...] = ()
+    if "extend" in data:
+        data, extends = _extended(data, path, (os.path.abspath(path),))
+    root = os.path.dirname(os.path.abspath(path))
+    gpu_file = data.get("gpu-file")
+    dtype = data.get("dtype")
+    return Settings(
+        path=path,
+        gpu=tuple(data["gpu"]) if "gpu" in data else None,
+        gpu_file=os.path.join(root, gpu_file) if gpu_file else None,
+        dtype=normalize_dtype(dtype) if dtype is not None else None,
+        mode=data.get("mode"),
+        micro_batch=data.get("micro-batch"),
+        seq_len=data.get("seq-len"),
+        tp=data.get("tp"),
+        attention=data.get("attention"),
+        engines=_engines(data["engines"], where) if "engines" in data else None,
+        pp=data.get("pp"),
+        ep=data.get("ep"),
+        cp=data.get("cp"),
+        sp=data.get("sp"),
+        fp8_recipe=data.get("fp8-recipe"),
+        fused=_fused(data["fused"], where) if "fused" in data else None,
+        data_parallel=data.get("data-parallel"),
+        sharded=data.get("sharded"),
+        recompute=data.get("recompute"),
+        select=_codes(data["select"]) if "select" in data else None,
+        ignore=_codes(data.get("ignore", ())),
+        per_file_ignores={k: _codes(v) for k, v in data.get("per-file-ignores", {}).items()},
+        exclude=tuple(data.get("exclude", ())),
+        min_slowdown=float(data["min-slowdown"]) if "min-slowdown" in data else None,
+        fail_on=data.get("fail-on"),
+        keys={Dim(k): tuple(v) for k, v in data.get("keys", {}).items()},
+        baseline=os.path.join(root, data["baseline"]) if "baseline" in data else None,
+        severity={k.strip().upper(): v for k, v in data.get("severity", {}).items()},
+        rule_options=_rule_options(data.get("rules", {}), where),
+        extends=extends,
+        budget={k.replace("-", "_"): data[k] for k in BUDGET_KEYS if k in data},
+    )
+
+
+def _fused(spec: str, where: str) -> str:
+    from shapelint.perf.fusion import fused_spec
+
+    try:
+        return fused_spec(spec)
+    except ValueError as exc:
+        raise SettingsError(f"{where}: fused: {exc}") from None
+
+
+def _engines(specs: Iterable[str], where: str) -> tuple[str, ...]:
+    from shapelint.hardware.engines import UnknownEngineError, canonical
+
+    try:
+        return canonical(specs)
+    except UnknownEngineError as exc:
+        raise SettingsError(f"{where}: engines: {exc}") from None
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    tomllib = _tomllib()
+    try:
+        with open(path, "rb") as fh:
+            data: dict[str, Any] = tomllib.load(fh)
+            return data
+    except OSError as exc:
+        raise SettingsError(f"cannot read settings file {_display(path)}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{_display(path)}: invalid TOML: {exc}") from None
+
+
+def _section(path: str, data: Mapping[str, Any]) -> Any:
+    """The shapelint table of a parsed file: [tool.shapelint] or the whole file; None if absent."""
+    if os.path.basename(path) != "pyproject.toml":
+        return data
+    tool = data.get("tool")
+    return tool.get("shapelint") if isinstance(tool, dict) else None
+
+
+def load(path: str) -> Settings:
+    """Settings from ``path`` (an explicit ``--config``): a missing section means no settings."""
+    data = _read_toml(path)
+    section = _section(path, data)
+    if section is None:
+        return replace(EMPTY, path=path)
+    if not isinstance(section, dict):
+        raise SettingsError(f"{_display(path)}: [tool.shapelint] must be a table")
+    return from_dict(section, path)
+
+
+class SettingsResolver:
+    """Finds and caches the settings of each directory (or uses one ``--config`` file)."""
+
+    def __init__(self, config: str | None = None) -> None:
+        self._fixed = load(config) if config is not None else None
+        self._by_dir: dict[str, Settings] = {}
+
+    def for_file(self, path: str) -> Settings:
+        """The settings that apply to the file at ``path``."""
+        if self._fixed is not None:
+            return self._fixed
+        return self._for_dir(os.path.dirname(os.path.abspath(path)))
+
+    def _for_dir(self, directory: str) -> Settings:
+        cached = self._by_dir.get(directory)
+        if cached is not None:
+            return cached
+        found = self._here(directory)
+        if found is None:
+            parent = os.path.dirname(directory)
+            stop = parent == directory or os.path.exists(os.path.join(directory, ".git"))
+            found = EMPTY if stop else self._for_dir(parent)
+        self._by_dir[directory] = found
+        return found
+
+    @staticmethod
+    def _here(directory: str) -> Settings | None:
+        for name in SETTINGS_FILES:
+            path = os.path.join(directory, name)
+            if not os.path.isfile(path):
+                continue
+            section = _section(path, _read_toml(path))
+            if section is None:
+                continue
+            if not isinstance(section, dict):
+                raise SettingsError(f"{_display(path)}: [tool.shapelint] must be a table")
+            return from_dict(section, path)
+        return None

@@ -1,0 +1,1 @@
+"""The GPU table and the engine catalogue: data with sources, and their loaders."""

@@ -1,0 +1,330 @@
+"""The GPU table: load, validate and look up GPUs by name or alias.
+
+The built-in table is ``gpus.yaml`` beside this module; every figure in it carries a source.
+A user may pass a YAML file of their own with the same layout: its entries are validated
+against ``gpus.schema.json`` and merged over the built-in ones (a user entry with the name or an
+alias of a built-in GPU replaces it for that name).
+
+The built-in table is read from ``gpus_snapshot.json``, the YAML parsed once and stored with
+the digest of the YAML text it came from (``python scripts/gen_gpu_snapshot.py`` writes it), so
+a run neither imports PyYAML nor parses YAML for it. When ``gpus.yaml`` no longer matches the
+digest, the YAML itself is parsed: an edited table is never read stale, only more slowly (and
+``tests/perf/test_gpu_snapshot.py`` fails until the snapshot is regenerated).
+
+Names are matched case-insensitively, with ``-``, ``_`` and spaces ignored, so ``h100``,
+``H100_SXM`` and ``h100 sxm`` all find an entry when it has the matching name or alias.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from shapelint.core.digest import digest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+# Bytes per element of each dtype's GEMM inputs (tf32 GEMMs read fp32 tensors).
+ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
+    {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+)
+
+_BUILTIN = "gpus.yaml"
+_SNAPSHOT = "gpus_snapshot.json"
+_SCHEMA = "gpus.schema.json"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class GPUTableError(ValueError):
+    """A GPU table file is unreadable or violates the schema; the message names file and key."""
+
+
+class UnknownGPUError(ValueError):
+    """No GPU has this name or alias; the message lists the closest known names."""
+
+
+class UnsupportedDtypeError(ValueError):
+    """The GPU has no (tensor-core) rate for this dtype, e.g. fp8 on an A100."""
+
+
+def normalize(name: str) -> str:
+    """The lookup key of a GPU name: lower case, with ``-``, ``_`` and whitespace removed."""
+    return re.sub(r"[-_\s]+", "", str(name).strip().lower())
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One GPU's figures. ``sms`` holds SMs (NVIDIA) or compute units (AMD).
+
+    ``peak_tflops`` holds dense peak TFLOP/s per dtype; ``achievable_fraction`` the measured
+    best-case fraction of that peak for large matmuls, or the table's default where no
+    measurement exists (``measured_dtypes`` says which are measured). ``boost_mhz`` and
+    ``l2_mb`` are None where the vendor does not publish them.
+    """
+
+    name: str
+    vendor: str
+    sms: int
+    boost_mhz: float | None
+    peak_tflops: Mapping[str, float]
+    mem_bw_gbs: float
+    mem_gb: float
+    l2_mb: float | None
+    best_align_bytes: int
+    achievable_fraction: Mapping[str, float]
+    aliases: tuple[str, ...] = ()
+    source: tuple[str, ...] = ()
+    notes: str = ""
+    measured_dtypes: frozenset[str] = field(default_factory=frozenset)
+    # The GPU family whose calibrated constants apply (gpus.yaml header); "unknown" inherits.
+    arch: str = "unknown"
+    # GPU-to-GPU bandwidth per direction in one node (GB/s), None where the table has none.
+    interconnect_gbs: float | None = None
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak TFLOP/s for ``dtype``; UnsupportedDtypeError if the GPU lacks it."""
+        try:
+            return self.peak_tflops[dtype]
+        except KeyError:
+            have = ", ".join(self.peak_tflops)
+            raise UnsupportedDtypeError(
+                f"{self.name} has no {dtype} rate in the GPU table (it has: {have})"
+            ) from None
+
+    def achievable_flops(self, dtype: str) -> float:
+        """Best-case matmul FLOP/s: dense peak times the measured (or default) fraction."""
+        return self.peak(dtype) * 1e12 * self.achievable_fraction[dtype]
+
+    def ridge_point(self, dtype: str) -> float:
+        """Roofline ridge in FLOP/byte: dense peak FLOP/s over memory bytes/s.
+
+        This is the textbook ridge (NVIDIA's guide gives 138.9 for V100 fp16); below it a
+        kernel cannot reach peak however well it is tiled.
+        """
+        return self.peak(dtype) * 1e12 / (self.mem_bw_gbs * 1e9)
+
+
+class GPUTable:
+    """GPUs by canonical name, with alias lookup."""
+
+    def __init__(self, gpus: Mapping[str, GPU], index: Mapping[str, str]) -> None:
+        self._gpus = dict(gpus)
+        self._index = dict(index)
+
+    def lookup(self, name: str) -> GPU:
+        """The GPU whose name or alias matches ``name``; UnknownGPUError if none does."""
+        key = normalize(name)
+        canonical = self._index.get(key)
+        if canonical is None:
+            raise UnknownGPUError(self._unknown_message(name))
+        return self._gpus[canonical]
+
+    def _unknown_message(self, name: str) -> str:
+        import difflib  # only for an unknown name's suggestions
+
+        close = difflib.get_close_matches(normalize(name), list(self._index), n=8, cutoff=0.5)
+        suggestions: list[str] = []
+        for key in close:
+            canonical = self._index[key]
+            if canonical not in suggestions:
+                suggestions.append(canonical)
+        msg = f"unknown GPU {name!r}"
+        if suggestions:
+            msg += "; did you mean " + ", ".join(suggestions[:4]) + "?"
+        return msg + " (known: " + ", ".join(self.names) + ")"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Canonical names, in table order."""
+        return tuple(self._gpus)
+
+    def __iter__(self) -> Iterator[GPU]:
+        return iter(self._gpus.values())
+
+    def __len__(self) -> int:
+        return len(self._gpus)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and normalize(name) in self._index
+
+
+def _package_text(name: str) -> str:
+    with open(os.path.join(_HERE, name), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _read_yaml(text: str, label: str) -> dict[str, Any]:
+    import yaml  # only for a user's GPU file or a built-in table newer than its snapshot
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
+    try:
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise GPUTableError(f"{label}{where}: not valid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise GPUTableError(f"{label}: expected a mapping with a 'gpus' key")
+    return data
+
+
+def _schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(_package_text(_SCHEMA))
+    return schema
+
+
+def _describe_path(path: list[object]) -> str:
+    if len(path) >= 2 and path[0] == "gpus":
+        where = f"entry {path[1]!r}"
+        if len(path) > 2:
+            where += ", key " + repr(".".join(str(p) for p in path[2:]))
+        return where
+    if path:
+        return "key " + repr(".".join(str(p) for p in path))
+    return "top level"
+
+
+def validate(data: Mapping[str, Any], label: str) -> None:
+    """Check ``data`` against the GPU table schema; GPUTableError naming file, entry and key."""
+    import jsonschema  # imported here: it costs ~0.13 s and the built-in table needs no check
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return
+    lines = [f"{label}: {_describe_path(list(e.absolute_path))}: {e.message}" for e in errors]
+    raise GPUTableError("\n".join(lines))
+
+
+def _gpus_from(data: Mapping[str, Any], label: str, default: float) -> dict[str, GPU]:
+    out: dict[str, GPU] = {}
+    for name, raw in (data.get("gpus") or {}).items():
+        try:
+            peak = {str(k): float(v) for k, v in raw["peak_tflops"].items()}
+            measured = {str(k): float(v) for k, v in (raw.get("achievable_fraction") or {}).items()}
+            source = raw["source"]
+            out[str(name)] = GPU(
+                name=str(name),
+                vendor=str(raw["vendor"]),
+                sms=int(raw["sms"]),
+                boost_mhz=None if raw.get("boost_mhz") is None else float(raw["boost_mhz"]),
+                peak_tflops=MappingProxyType(peak),
+                mem_bw_gbs=float(raw["mem_bw_gbs"]),
+                mem_gb=float(raw["mem_gb"]),
+                l2_mb=None if raw.get("l2_mb") is None else float(raw["l2_mb"]),
+                best_align_bytes=int(raw["best_align_bytes"]),
+                achievable_fraction=MappingProxyType({d: measured.get(d, default) for d in peak}),
+                aliases=tuple(str(a) for a in raw.get("aliases") or ()),
+                source=(str(source),) if isinstance(source, str) else tuple(map(str, source)),
+                notes=str(raw.get("notes", "")),
+                measured_dtypes=frozenset(d for d in measured if d in peak),
+                arch=str(raw.get("arch", "unknown")),
+                interconnect_gbs=(
+                    None if raw.get("interconnect_gbs") is None else float(raw["interconnect_gbs"])
+                ),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise GPUTableError(f"{label}: entry {name!r}: malformed ({exc})") from None
+    return out
+
+
+def _default_fraction(data: Mapping[str, Any], fallback: float) -> float:
+    entry = data.get("default_achievable_fraction")
+    if isinstance(entry, Mapping) and isinstance(entry.get("value"), (int, float)):
+        return float(entry["value"])
+    return fallback
+
+
+def _index(gpus: Mapping[str, GPU], label: str) -> dict[str, str]:
+    index: dict[str, str] = {}
+    for gpu in gpus.values():
+        for key in {normalize(gpu.name), *(normalize(a) for a in gpu.aliases)}:
+            other = index.get(key)
+            if other is not None and other != gpu.name:
+                raise GPUTableError(
+                    f"{label}: entry {gpu.name!r}: name or alias {key!r} is also used by {other!r}"
+                )
+            index[key] = gpu.name
+    return index
+
+
+def snapshot_text(yaml_text: str) -> str:
+    """The snapshot file for the GPU table ``yaml_text``: its digest and parsed data, as JSON."""
+    data = _read_yaml(yaml_text, _BUILTIN)
+    snapshot = {"yaml_digest": digest(yaml_text.encode("utf-8")), "data": data}
+    return json.dumps(snapshot, indent=1, ensure_ascii=False) + "\n"
+
+
+def data_from(yaml_text: str, snapshot: str | None) -> dict[str, Any]:
+    """The table in ``yaml_text``: from ``snapshot`` when it was made from this very text,
+    else parsed from the YAML."""
+    if snapshot is not None:
+        try:
+            stored = json.loads(snapshot)
+        except ValueError:
+            stored = None
+        if (
+            isinstance(stored, dict)
+            and isinstance(stored.get("data"), dict)
+            and stored.get("yaml_digest") == digest(yaml_text.encode("utf-8"))
+        ):
+            data: dict[str, Any] = stored["data"]
+            return data
+    return _read_yaml(yaml_text, _BUILTIN)
+
+
+def builtin_data() -> dict[str, Any]:
+    """The built-in table's data (from its snapshot when current, else from the YAML)."""
+    try:
+        snapshot: str | None = _package_text(_SNAPSHOT)
+    except OSError:
+        snapshot = None
+    return data_from(_package_text(_BUILTIN), snapshot)
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_table() -> tuple[dict[str, GPU], dict[str, str], float]:
+    data = builtin_data()
+    default = _default_fraction(data, 0.776)
+    gpus = _gpus_from(data, _BUILTIN, default)
+    return gpus, _index(gpus, _BUILTIN), default
+
+
+def load_table(extra_file: str | Path | None = None) -> GPUTable:
+    """The built-in GPU table, with the entries of ``extra_file`` (validated) merged over it."""
+    gpus, index, default = _builtin_table()
+    if extra_file is None:
+        return GPUTable(gpus, index)
+    label = str(extra_file)
+    try:
+        with open(extra_file, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise GPUTableError(f"{label}: cannot read GPU table: {exc.strerror or exc}") from None
+    data = _read_yaml(text, label)
+    validate(data, label)
+    user = _gpus_from(data, label, _default_fraction(data, default))
+    user_index = _index(user, label)
+    # A user entry with a built-in entry's name replaces it; a user alias that a built-in
+    # entry also claims now finds the user's entry.
+    replaced = {normalize(g.name) for g in user.values()}
+    merged = {n: g for n, g in gpus.items() if normalize(n) not in replaced}
+    merged_index = {k: v for k, v in index.items() if v in merged}
+    merged_index.update(user_index)
+    merged.update(user)
+    return GPUTable(merged, merged_index)
+
+
+def lookup(name: str, extra_file: str | Path | None = None) -> GPU:
+    """Look up one GPU by name or alias (see `load_table`)."""
+    return load_table(extra_file).lookup(name)

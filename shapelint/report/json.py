@@ -1,0 +1,106 @@
+"""Machine-readable report: one JSON object, the stable contract documented in the README.
+
+``{"version": 1, "findings": [...], "configs": [...]}``; field names never change within a
+version.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, TextIO
+
+from shapelint.core.model import Finding, ModelConfig
+from shapelint.engine.runner import LintResult
+from shapelint.report import ReportContext
+from shapelint.report.text import message_with_estimate
+
+VERSION = 1
+
+
+def _plain(value: object) -> object:
+    """A JSON-safe form of a config value (NaN/inf as strings, never invalid JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """One finding in the contract's shape."""
+    fix = None
+    if f.fix is not None:
+        fix = {
+            "applicability": f.fix.applicability,
+            "description": f.fix.description,
+            "edits": [
+                {
+                    "key": e.key,
+                    "old": _plain(e.old),
+                    "new": _plain(e.new),
+                    "line": e.span.line,
+                    "column": e.span.column,
+                }
+                for e in f.fix.edits
+            ],
+        }
+    return {
+        "code": f.code,
+        "name": f.name,
+        "severity": f.severity,
+        "path": f.path,
+        "line": f.span.line,
+        "column": f.span.column,
+        "end_line": f.span.end_line,
+        "end_column": f.span.end_column,
+        "config": f.config,
+        "key": f.key,
+        "value": _plain(f.value),
+        "message": message_with_estimate(f),
+        "estimates": [
+            {
+                "gpu": e.gpu,
+                "slowdown_pct": e.slowdown_pct,
+                "step_time_s": e.step_time_s,
+                "fixed_step_time_s": e.fixed_step_time_s,
+            }
+            for e in f.estimates
+        ],
+        "fix": fix,
+    }
+
+
+def config_json(c: ModelConfig) -> dict[str, Any]:
+    """One config: where it is, its dialect, every dim it states or implies, and which
+    reader (dialect or key family) supplied each dim."""
+    return {
+        "path": c.path,
+        "name": c.name,
+        "dialect": c.dialect,
+        "dims": {dim.value: _plain(v.value) for dim, v in c.dims.items() if v.known},
+        "sources": {
+            dim.value: c.sources.get(dim, c.dialect) for dim, v in c.dims.items() if v.known
+        },
+    }
+
+
+def report_dict(result: LintResult) -> dict[str, Any]:
+    """The whole report as a dict."""
+    return {
+        "version": VERSION,
+        "findings": [finding_json(f) for f in result.findings],
+        "configs": [
+            {**config_json(c), "target": r.targets[c.name].as_json()}
+            if c.name in r.targets
+            else config_json(c)
+            for r in result.files
+            for c in r.configs
+        ],
+    }
+
+
+def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
+    """Write the report as one JSON object."""
+    json.dump(report_dict(result), stream, indent=2, ensure_ascii=False)
+    stream.write("\n")
