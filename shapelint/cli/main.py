@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
+from shapelint.cli.common import DEFAULT_GPU, UsageError, _gpus, _targets
 from shapelint.core import interrupt as _interrupt
 
 # Imports live in the functions that use them: ``--version`` answers before argparse, the
@@ -24,18 +25,13 @@ if TYPE_CHECKING:  # the runner imports every rule: only commands that lint impo
     from shapelint.core.model import ModelConfig
     from shapelint.dialects.common import KeyAliases
     from shapelint.engine.baseline import Baseline
-    from shapelint.engine.runner import LintOptions, LintResult, TargetOptions
+    from shapelint.engine.options import LintOptions
+    from shapelint.engine.results import LintResult
     from shapelint.engine.settings import Settings
-    from shapelint.hardware.gpus import GPU
     from shapelint.report import ReportContext, Reporter
 
 BUG_URL = "https://github.com/shapelint/shapelint/issues"
-DEFAULT_GPU = "H100-SXM"
 COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "gemm", "engines", "server")
-
-
-class UsageError(Exception):
-    """A problem with the command line or settings: reported in one line, exit 2."""
 
 
 def _dtype(text: str) -> str:
@@ -253,30 +249,6 @@ def _color(stream: TextIO) -> bool:
     return stream.isatty()
 
 
-def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
-    from shapelint.hardware.gpus import GPUTableError, UnknownGPUError, load_table
-
-    try:
-        table = load_table(gpu_file)
-        return tuple(table.lookup(n) for n in (names or [DEFAULT_GPU]))
-    except (UnknownGPUError, GPUTableError) as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read GPU file {gpu_file}: {exc.strerror}") from None
-
-
-def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
-    """The target the flags choose, and the defaults the settings give (same field names)."""
-    import dataclasses
-
-    from shapelint.engine.runner import TargetOptions
-
-    names = [f.name for f in dataclasses.fields(TargetOptions)]
-    flags = TargetOptions(**{n: getattr(args, n) for n in names})
-    defaults = TargetOptions(**{n: getattr(settings, n) for n in names})
-    return flags, defaults
-
-
 def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     """LintOptions for files under ``settings``: CLI flags win, settings fill the rest.
 
@@ -284,7 +256,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> LintOptions:
     ``--ignore`` and ``--exclude`` add to them.
     """
     from shapelint.core.limits import Budget
-    from shapelint.engine.runner import LintOptions
+    from shapelint.engine.options import LintOptions
 
     names = args.gpu or settings.gpu
     gpu_file = args.gpu_file or settings.gpu_file
@@ -659,8 +631,9 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import json
 
     from shapelint.cli.explain import explain, render_explain_text
-    from shapelint.engine.runner import LintOptions, resolve_target
+    from shapelint.engine.options import LintOptions
     from shapelint.engine.settings import SettingsError, SettingsResolver
+    from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
 
     try:

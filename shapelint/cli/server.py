@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from lsprotocol import types
 
     from shapelint.core.model import Finding
-    from shapelint.engine.runner import LintOptions
+    from shapelint.engine.options import LintOptions
 
 
 class MissingExtraError(Exception):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from shapelint.core.model import Finding, Fix, ModelConfig, Target
     from shapelint.core.source import Document
-    from shapelint.engine.runner import LintOptions
+    from shapelint.engine.options import LintOptions
     from shapelint.engine.writer import Snapshot
     from shapelint.perf.search import Candidate, Shape, Suggestions
     from shapelint.rules.base import RuleModule
@@ -109,7 +109,7 @@ class Loaded:
 
 
 def _usage(message: str) -> Exception:
-    from shapelint.cli.main import UsageError
+    from shapelint.cli.common import UsageError
 
     return UsageError(message)
 
@@ -117,9 +117,9 @@ def _usage(message: str) -> Exception:
 def load(args: argparse.Namespace) -> Loaded:
     """Read and parse the one config file, pick its config, and build lint options."""
     from shapelint import dialects
-    from shapelint.cli.main import _gpus, _targets
+    from shapelint.cli.common import _gpus, _targets
     from shapelint.engine.discover import KINDS, kind_of
-    from shapelint.engine.runner import LintOptions
+    from shapelint.engine.options import LintOptions
     from shapelint.engine.settings import SettingsError, SettingsResolver
     from shapelint.engine.writer import read_snapshot
     from shapelint.readers import parse
@@ -303,7 +303,7 @@ class ProgressLine:
 
 def run_suggest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint suggest``: search, print, and optionally apply one candidate."""
-    from shapelint.engine.runner import resolve_target
+    from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
     from shapelint.perf.search import SuggestError, SuggestOptions, search
 
