@@ -427,7 +427,7 @@ class _EngineRule:
     head count not a multiple of 8 on a slower kernel (warning)."""
 
     def __init__(self, code: str, severity: Severity, fires: Callable[[ModelConfig], bool]):
-        self.RULE = Rule(code, "test-engine", severity, "test", "test")
+        self.RULE = Rule(code, "test-engine", severity, "test", "test", "engine")
         self.EXAMPLES: list[object] = []
         self.fires = fires
 

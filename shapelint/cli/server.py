@@ -56,7 +56,7 @@ def _range(lines: list[str], span: Any) -> types.Range:
 def lint_text(path: str, text: str, options: LintOptions) -> list[Finding]:
     """The findings of ``text`` as if it were the file at ``path`` (empty for other kinds)."""
     from shapelint.engine.discover import kind_of
-    from shapelint.engine.runner import lint_document
+    from shapelint.engine.pipeline import _stale_rule, lint_document
     from shapelint.readers import parse
 
     kind = kind_of(path)
@@ -65,7 +65,7 @@ def lint_text(path: str, text: str, options: LintOptions) -> list[Finding]:
     doc = parse(path, text.encode("utf-8"), kind)
     _, findings = lint_document(doc, options)
     if options.baseline is not None:
-        findings = options.baseline.apply(path, findings, options.report_unused_ignores)
+        findings = options.baseline.apply(path, findings, _stale_rule(options, path))
     return sorted(findings, key=lambda f: (f.span.line, f.span.column, f.code))
 
 

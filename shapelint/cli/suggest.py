@@ -24,15 +24,18 @@ if TYPE_CHECKING:
     from shapelint.core.model import Finding, Fix, ModelConfig, Target
     from shapelint.core.source import Document
     from shapelint.engine.options import LintOptions
-    from shapelint.engine.writer import Snapshot
+    from shapelint.engine.reading import Snapshot
     from shapelint.perf.search import Candidate, Shape, Suggestions
-    from shapelint.rules.base import RuleModule
+    from shapelint.rules.base import Rule, RuleModule
 
-# Rule families a candidate must pass: SL0xx (the config describes a working model) and SL3xx
-# (the engines accept it); SL1xx may not gain a code the original did not have.
-REQUIRED = ("SL0", "SL3")
-ALIGNMENT = "SL1"
 SUGGEST_CODE = "suggest"
+
+
+def _checked(rule: Rule) -> bool:
+    """A rule a candidate is checked with: one that says the config does not describe a
+    working model, or that an engine refuses or slows it (a candidate must pass them), and
+    the alignment rules (a candidate may not gain a code the original did not have)."""
+    return rule.breaks_model or rule.needs_engines or rule.family == "alignment"
 
 
 def _tolerance(text: str) -> float:
@@ -122,8 +125,8 @@ def load(args: argparse.Namespace) -> Loaded:
     from shapelint.cli.common import _gpus, _targets
     from shapelint.engine.discover import KINDS, kind_of
     from shapelint.engine.options import LintOptions
+    from shapelint.engine.reading import read_snapshot
     from shapelint.engine.settings import SettingsError, SettingsResolver
-    from shapelint.engine.writer import read_snapshot
     from shapelint.readers import parse
 
     path = args.path
@@ -170,19 +173,21 @@ def load(args: argparse.Namespace) -> Loaded:
 
 
 def checked_rules() -> list[RuleModule]:
-    """The config rules a candidate is checked with: SL0xx, SL1xx and SL3xx, in code order."""
+    """The config rules a candidate is checked with (`_checked`), in code order."""
     from shapelint.rules import config_rules
 
-    return [m for m in config_rules() if m.RULE.code.startswith((*REQUIRED, ALIGNMENT))]
+    return [m for m in config_rules() if _checked(m.RULE)]
 
 
-def _findings(config: ModelConfig, target: Target, rules: Sequence[RuleModule]) -> list[Finding]:
-    return [f for module in rules for f in module.check(config, target)]
+def _findings(
+    config: ModelConfig, target: Target, rules: Sequence[RuleModule]
+) -> list[tuple[Rule, Finding]]:
+    return [(module.RULE, f) for module in rules for f in module.check(config, target)]
 
 
-def _fatal(f: Finding) -> bool:
-    """An SL0xx finding (not a working model) or an engine's refusal (SL3xx error)."""
-    return f.code.startswith("SL0") or (f.code.startswith("SL3") and f.severity == "error")
+def _fatal(rule: Rule, f: Finding) -> bool:
+    """A finding that the config is no working model, or an engine's refusal (an error)."""
+    return rule.breaks_model or (rule.needs_engines and f.severity == "error")
 
 
 def refusals(
@@ -190,7 +195,7 @@ def refusals(
 ) -> list[str]:
     """The reasons the target refuses ``config`` as written, as ``SLxxx: message``."""
     modules = checked_rules() if rules is None else list(rules)
-    return [f"{f.code}: {f.message}" for f in _findings(config, target, modules) if _fatal(f)]
+    return [f"{f.code}: {f.message}" for r, f in _findings(config, target, modules) if _fatal(r, f)]
 
 
 # The tensor-parallel sizes tried when the original is refused: one node and a little beyond.
@@ -205,7 +210,7 @@ def accepted_tp(
     return tuple(
         t
         for t in TP_TRIED
-        if not any(_fatal(f) for f in _findings(config, replace(target, tp=t), modules))
+        if not any(_fatal(r, f) for r, f in _findings(config, replace(target, tp=t), modules))
     )
 
 
@@ -218,11 +223,11 @@ def validator(
     (never worse aligned, never onto a slower engine kernel). ``rules`` defaults to
     `checked_rules`."""
     modules = checked_rules() if rules is None else list(rules)
-    had = {f.code for f in _findings(config, target, modules)}
+    had = {f.code for _, f in _findings(config, target, modules)}
 
     def valid(candidate: ModelConfig, cand_target: Target) -> bool:
-        for f in _findings(candidate, cand_target, modules):
-            if _fatal(f) or f.code not in had:
+        for r, f in _findings(candidate, cand_target, modules):
+            if _fatal(r, f) or f.code not in had:
                 return False
         return True
 
@@ -266,10 +271,12 @@ def ffn_follower(loaded: Loaded) -> Callable[[int], int | None]:
 
 
 def vocab_padding(config: ModelConfig, target: Target) -> Fix | None:
-    """SL101's fix for the config, when it has one: how this file pads its vocab."""
-    from shapelint.rules import get
+    """The fix of the rule that pads the vocab (`Rule.pads`) for the config, when it has one:
+    how this file pads its vocab."""
+    from shapelint.core.model import Dim
+    from shapelint.rules import config_rules
 
-    module = get("SL101")
+    module = next((m for m in config_rules() if m.RULE.pads is Dim.VOCAB), None)
     if module is None:
         return None
     for finding in module.check(config, target):
@@ -527,6 +534,13 @@ def candidate_fix(loaded: Loaded, cand: Candidate, vocab_fix: Fix | None) -> Fix
     )
 
 
+def _checked_codes() -> tuple[str, ...]:
+    """The codes of every rule a candidate is checked with, whatever it looks at (`_checked`)."""
+    from shapelint.rules import REGISTRY
+
+    return tuple(code for code, m in sorted(REGISTRY.items()) if _checked(m.RULE))
+
+
 def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, err: TextIO) -> int:
     """``--apply N``: candidate N as an unsafe fix, verified by the fixer (the file re-parses,
     every edited key reads its new value, no SL0xx/SL1xx/SL3xx finding appears that was not
@@ -552,7 +566,7 @@ def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, er
         config=loaded.config.name,
         fix=fix,
     )
-    options = replace(loaded.options, select=(*REQUIRED, ALIGNMENT))
+    options = replace(loaded.options, select=_checked_codes())
     outcome = verify(doc, baseline(doc, options), [finding], options)
     if isinstance(outcome, str):
         raise _usage(f"{loaded.path}: candidate {n} not applied: {outcome}")
