@@ -120,14 +120,17 @@ def _usage(message: str) -> Exception:
 
 
 def load(args: argparse.Namespace) -> Loaded:
-    """Read and parse the one config file, pick its config, and build lint options."""
-    from shapelint import dialects
+    """Read the one config file through the pipeline (no rules run), pick its config, and
+    build lint options."""
+    from dataclasses import replace
+
     from shapelint.cli.common import _gpus, _targets
-    from shapelint.engine.discover import KINDS, kind_of
+    from shapelint.core.limits import Budget
+    from shapelint.engine.discover import KINDS, SourceFile, kind_of
     from shapelint.engine.options import LintOptions
+    from shapelint.engine.pipeline import lint_source
     from shapelint.engine.reading import read_snapshot
     from shapelint.engine.settings import SettingsError, SettingsResolver
-    from shapelint.readers import parse
 
     path = args.path
     if os.path.isdir(path):
@@ -136,20 +139,35 @@ def load(args: argparse.Namespace) -> Loaded:
     if kind is None:
         raise _usage(f"{path}: not a config file shapelint reads ({', '.join(KINDS)})")
     try:
-        snapshot = read_snapshot(path)
+        settings = SettingsResolver().for_file(path)
+    except SettingsError as exc:
+        raise _usage(str(exc)) from None
+    budget = Budget(**settings.budget)
+    try:
+        # The bytes and stat an --apply write is checked against (the file must not change).
+        snapshot = read_snapshot(path, budget)
     except FileNotFoundError:
         raise _usage(f"no such file: {path}") from None
     except OSError as exc:
         raise _usage(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        settings = SettingsResolver().for_file(path)
-    except SettingsError as exc:
-        raise _usage(str(exc)) from None
-    doc = parse(path, snapshot.data, kind)
+    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
+    flags, defaults = _targets(args, settings)
+    options = LintOptions(
+        gpus=gpus,
+        flags=flags,
+        defaults=defaults,
+        extra_keys=settings.keys,
+        min_slowdown=0.0,
+        budget=budget,
+    )
+    # Read and extracted as check reads it; the search runs the rules on each candidate.
+    source = SourceFile(path, kind, explicit=True)
+    result = lint_source(source, replace(options, rules=()), data=snapshot.data)
+    doc = result.doc
     if not doc.ok:
         p = doc.problems[0]
         raise _usage(f"{path}:{p.span.line}:{p.span.column}: {p.message}")
-    configs = [c for c in dialects.extract(doc, settings.keys) if not c.shape_from_elsewhere]
+    configs = [c for c in result.configs if not c.shape_from_elsewhere]
     if not configs:
         raise _usage(f"{path}: no model config found (suggest needs a model's shape)")
     name = args.config_name
@@ -164,11 +182,6 @@ def load(args: argparse.Namespace) -> Loaded:
         raise _usage(
             f"{path} holds {len(configs)} configs ({names}): choose one with --config-name"
         )
-    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
-    flags, defaults = _targets(args, settings)
-    options = LintOptions(
-        gpus=gpus, flags=flags, defaults=defaults, extra_keys=settings.keys, min_slowdown=0.0
-    )
     return Loaded(path, snapshot, doc, configs[0], options)
 
 
