@@ -51,12 +51,9 @@ def read_snapshot(
     raises `NotRegular`; any other failure is the OS's OSError.
     """
     limit = budget.max_file_bytes if max_bytes is None else max_bytes
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    fd = _open(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or other special file"
-            raise NotRegular(f"it is {kind}, not a regular file")
+        st = _require_regular(fd)
         if st.st_size > limit:
             raise TooLarge(_too_large(st.st_size, budget))
         chunks = []
@@ -74,9 +71,34 @@ def read_snapshot(
         os.close(fd)
 
 
+def read_head(path: str, size: int) -> bytes:
+    """The first ``size`` bytes of the regular file at ``path`` (to tell its format by its
+    content); `NotRegular` or the OS's OSError as `read_snapshot` raises them."""
+    fd = _open(path)
+    try:
+        _require_regular(fd)
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
 def read_source(path: str, budget: Budget = DEFAULT_BUDGET) -> bytes:
     """The bytes of the regular file at ``path`` (`read_snapshot`, without the stat)."""
     return read_snapshot(path, budget).data
+
+
+def _open(path: str) -> int:
+    # Without blocking: opening a FIFO for reading would wait for a writer.
+    return os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+
+
+def _require_regular(fd: int) -> os.stat_result:
+    """The stat of the open file ``fd``; `NotRegular` unless it is a regular file."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or other special file"
+        raise NotRegular(f"it is {kind}, not a regular file")
+    return st
 
 
 def _too_large(size: int, budget: Budget) -> str:
@@ -100,6 +122,7 @@ __all__ = [
     "TooLarge",
     "Unreadable",
     "read_failure",
+    "read_head",
     "read_snapshot",
     "read_source",
 ]
