@@ -19,23 +19,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from shapelint.cli.argtypes import positive_int as _count
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from shapelint.core.model import Finding, Fix, ModelConfig, Target
+    from shapelint.core.model import Fix, ModelConfig, Target
     from shapelint.core.source import Document
     from shapelint.engine.options import LintOptions
     from shapelint.engine.reading import Snapshot
     from shapelint.perf.search import Candidate, Shape, Suggestions
-    from shapelint.rules.base import Rule, RuleModule
 
 SUGGEST_CODE = "suggest"
-
-
-def _checked(rule: Rule) -> bool:
-    """A rule a candidate is checked with: one that says the config does not describe a
-    working model, or that an engine refuses or slows it (a candidate must pass them), and
-    the alignment rules (a candidate may not gain a code the original did not have)."""
-    return rule.breaks_model or rule.needs_engines or rule.family == "alignment"
 
 
 def _tolerance(text: str) -> float:
@@ -185,68 +175,6 @@ def load(args: argparse.Namespace) -> Loaded:
     return Loaded(path, snapshot, doc, configs[0], options)
 
 
-def checked_rules() -> list[RuleModule]:
-    """The config rules a candidate is checked with (`_checked`), in code order."""
-    from shapelint.rules import config_rules
-
-    return [m for m in config_rules() if _checked(m.RULE)]
-
-
-def _findings(
-    config: ModelConfig, target: Target, rules: Sequence[RuleModule]
-) -> list[tuple[Rule, Finding]]:
-    return [(module.RULE, f) for module in rules for f in module.check(config, target)]
-
-
-def _fatal(rule: Rule, f: Finding) -> bool:
-    """A finding that the config is no working model, or an engine's refusal (an error)."""
-    return rule.breaks_model or (rule.needs_engines and f.severity == "error")
-
-
-def refusals(
-    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
-) -> list[str]:
-    """The reasons the target refuses ``config`` as written, as ``SLxxx: message``."""
-    modules = checked_rules() if rules is None else list(rules)
-    return [f"{f.code}: {f.message}" for r, f in _findings(config, target, modules) if _fatal(r, f)]
-
-
-# The tensor-parallel sizes tried when the original is refused: one node and a little beyond.
-TP_TRIED = tuple(range(1, 17))
-
-
-def accepted_tp(
-    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
-) -> tuple[int, ...]:
-    """The sizes in `TP_TRIED` at which the target accepts ``config`` unchanged."""
-    modules = checked_rules() if rules is None else list(rules)
-    return tuple(
-        t
-        for t in TP_TRIED
-        if not any(_fatal(r, f) for r, f in _findings(config, replace(target, tp=t), modules))
-    )
-
-
-def validator(
-    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
-) -> Callable[[ModelConfig, Target], bool]:
-    """The rule check of a candidate: no SL0xx finding and no SL3xx error (the config does
-    not describe a working model, or an engine of the target refuses it), and no SL1xx or
-    SL3xx warning whose code the original (``config`` on ``target``) did not already have
-    (never worse aligned, never onto a slower engine kernel). ``rules`` defaults to
-    `checked_rules`."""
-    modules = checked_rules() if rules is None else list(rules)
-    had = {f.code for _, f in _findings(config, target, modules)}
-
-    def valid(candidate: ModelConfig, cand_target: Target) -> bool:
-        for r, f in _findings(candidate, cand_target, modules):
-            if _fatal(r, f) or f.code not in had:
-                return False
-        return True
-
-    return valid
-
-
 def _reextract(loaded: Loaded, config: ModelConfig, edits: list[tuple[Any, object]]) -> Any:
     """``config`` as the file would give it after ``edits`` ((Value, new) pairs); None when
     the edited text does not parse or no longer holds the config."""
@@ -283,21 +211,6 @@ def ffn_follower(loaded: Loaded) -> Callable[[int], int | None]:
     return ffn_of
 
 
-def vocab_padding(config: ModelConfig, target: Target) -> Fix | None:
-    """The fix of the rule that pads the vocab (`Rule.pads`) for the config, when it has one:
-    how this file pads its vocab."""
-    from shapelint.core.model import Dim
-    from shapelint.rules import config_rules
-
-    module = next((m for m in config_rules() if m.RULE.pads is Dim.VOCAB), None)
-    if module is None:
-        return None
-    for finding in module.check(config, target):
-        if finding.fix is not None:
-            return finding.fix
-    return None
-
-
 class ProgressLine:
     """A one-line progress indicator on a terminal's stderr, shown once a search passes 1 s."""
 
@@ -328,6 +241,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
     from shapelint.perf.search import SuggestError, SuggestOptions, search
+    from shapelint.rules.candidates import (
+        accepted_tp,
+        checked_rules,
+        refusals,
+        validator,
+        vocab_padding,
+    )
 
     loaded = load(args)
     config = loaded.config
@@ -450,6 +370,8 @@ def _change_text(cand: Candidate) -> str:
 
 def render_text(result: Suggestions, path: str) -> str:
     """The table: changed dims, parameter delta, step time and speedup per GPU, checkpoint."""
+    from shapelint.rules.candidates import TP_TRIED
+
     o = result.original
     lines = [f"{path}: {result.config.name or result.config.dialect}".rstrip(": ")]
     lines.append(
@@ -547,13 +469,6 @@ def candidate_fix(loaded: Loaded, cand: Candidate, vocab_fix: Fix | None) -> Fix
     )
 
 
-def _checked_codes() -> tuple[str, ...]:
-    """The codes of every rule a candidate is checked with, whatever it looks at (`_checked`)."""
-    from shapelint.rules import REGISTRY
-
-    return tuple(code for code, m in sorted(REGISTRY.items()) if _checked(m.RULE))
-
-
 def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, err: TextIO) -> int:
     """``--apply N``: candidate N as an unsafe fix, verified by the fixer (the file re-parses,
     every edited key reads its new value, no SL0xx/SL1xx/SL3xx finding appears that was not
@@ -563,6 +478,7 @@ def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, er
     from shapelint.core.model import Finding
     from shapelint.engine.fixer import baseline, encode_like, verify
     from shapelint.engine.writer import WriteRefused, linted_roots, write_atomic
+    from shapelint.rules.candidates import checked_codes, vocab_padding
 
     if n > len(result.candidates):
         raise _usage(f"--apply {n}: there are {len(result.candidates)} candidates")
@@ -579,7 +495,7 @@ def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, er
         config=loaded.config.name,
         fix=fix,
     )
-    options = replace(loaded.options, select=_checked_codes())
+    options = replace(loaded.options, select=checked_codes())
     outcome = verify(doc, baseline(doc, options), [finding], options)
     if isinstance(outcome, str):
         raise _usage(f"{loaded.path}: candidate {n} not applied: {outcome}")
