@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from shapelint.cli.main import main as cli
     from shapelint.cli.suggest import ffn_follower, load, validator, vocab_padding
-    from shapelint.engine.runner import resolve_target
+    from shapelint.engine.target import resolve_target
     from shapelint.perf.search import SuggestOptions, search
 
     cli_args = ["suggest", args.config, *(x for g in gpus for x in ("--gpu", g))]

@@ -35,7 +35,8 @@ import wheels
 from shapelint.core.model import Dim, ModelConfig
 from shapelint.core.source import Document, Scalar
 from shapelint.dialects import extract
-from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from shapelint.core.model import Dim
-from shapelint.engine.runner import LintOptions, lint_paths
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_paths
 from shapelint.hardware.gpus import lookup
 
 HF = "hf_config_json/"

@@ -336,7 +336,7 @@ def test_te_fp8_refuses_a_token_count_not_a_multiple_of_8() -> None:
 def test_megatron_configs_run_on_transformer_engine_unless_local(corpus: Path) -> None:
     import yaml
 
-    from shapelint.hardware.engines import default_engines
+    from shapelint.dialects.engines import default_engines
 
     local = corpus / "megatron-lm/examples/gpt3/gpt_config.yaml"
     assert yaml.safe_load(local.read_text())["transformer_impl"] == "local"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from shapelint.engine.runner import LintOptions, TargetOptions, lint_paths
+from shapelint.engine.options import LintOptions, TargetOptions
+from shapelint.engine.runner import lint_paths
 from shapelint.hardware.gpus import lookup
 
 pytestmark = pytest.mark.corpus

@@ -16,9 +16,11 @@ from conftest import REPO, parse_text
 from shapelint import dialects
 from shapelint.cli.main import main
 from shapelint.core.model import Dim, Target
-from shapelint.engine.runner import LintOptions, TargetOptions, resolve_target
+from shapelint.engine.options import LintOptions, TargetOptions
+from shapelint.engine.target import resolve_target
 from shapelint.hardware import engines
 from shapelint.hardware.gpus import lookup
+from shapelint.rules import engine_rules
 
 # Qwen2-7B's shape (28 heads, 4 KV heads): vLLM issue #11797, cannot run at TP 8.
 QWEN2_7B = (
@@ -159,7 +161,7 @@ def test_engines_command_lists_versions_and_rule_codes() -> None:
 
 def test_every_engine_rule_names_what_it_verified() -> None:
     known = {e.name for e in engines.ENGINES}
-    for module in engines.engine_rules():
+    for module in engine_rules.engine_rules():
         verified = module.VERIFIED
         assert verified and set(verified) <= known, module.RULE.code
         assert all(":" in where for where in verified.values()), module.RULE.code
@@ -170,8 +172,8 @@ def test_every_engine_rule_names_what_it_verified() -> None:
 def test_check_engines_runs_only_the_selected_rules() -> None:
     config = dialects.extract(parse_text(AWQ))[0]
     target = Target(gpu=lookup("H100-SXM"), tp=8, engines=("vllm",))
-    assert [f.code for f in engines.check_engines(config, target)] == ["SL306"]
-    assert engines.check_engines(config, target, select=["SL301"]) == []
+    assert [f.code for f in engine_rules.check_engines(config, target)] == ["SL306"]
+    assert engine_rules.check_engines(config, target, select=["SL301"]) == []
     assert config.int(Dim.QUANT_GROUP_SIZE) == 128
 
 
@@ -201,13 +203,13 @@ def test_torchtitan_fp8_layers_left_in_bf16_carry_an_estimate() -> None:
     )
     config = dialects.extract(parse_text(text))[0]
     target = Target(gpu=lookup("H100-SXM"), dtype="fp8", engines=("torchtitan",))
-    found = engines.check_engines(config, target, select=["SL314"])
+    found = engine_rules.check_engines(config, target, select=["SL314"])
     assert [f.code for f in found] == ["SL314"]
     assert "feed_forward.w1/w3 (11000×4096), feed_forward.w2 (4096×11000)" in found[0].message
     match = re.search(r"estimated \+([0-9.]+)% step time on H100-SXM", found[0].message)
     assert match is not None and float(match.group(1)) > 0
     bf16 = Target(gpu=lookup("H100-SXM"), dtype="bf16", engines=("torchtitan",))
-    assert engines.check_engines(config, bf16, select=["SL314"]) == []
+    assert engine_rules.check_engines(config, bf16, select=["SL314"]) == []
 
 
 def test_sl005_defers_to_sl301_on_the_same_head_count(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from shapelint.core.source import Document, encode
 from shapelint.engine.fixer import fix_document, ident, render
-from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 

@@ -22,7 +22,8 @@ from shapelint.engine.fixer import (
     splice,
     unified_diff,
 )
-from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.rules.base import Rule, RuleModule, make_fix
 
@@ -403,7 +404,7 @@ def test_every_rule_example_fixes_through_the_engine(code: str, example: object)
     # engine (choose, splice, re-parse, re-lint, verify) must reproduce it.
     import math
 
-    from shapelint.engine.runner import TargetOptions
+    from shapelint.engine.options import TargetOptions
     from shapelint.rules.base import Example
 
     assert isinstance(example, Example)

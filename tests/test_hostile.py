@@ -25,7 +25,8 @@ from hostile import GPT2, SIDE_EFFECT_MARKER, build
 from shapelint.cli.main import main
 from shapelint.core.limits import Budget, check_python
 from shapelint.engine import runner
-from shapelint.engine.runner import LintOptions, lint_paths, read_source
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_paths, read_source
 from shapelint.hardware.gpus import load_table
 from shapelint.readers import parse
 

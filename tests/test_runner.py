@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from conftest import configs_of, parse_text
 
-from shapelint.engine.runner import (
-    DEFAULT_SEQ_LEN,
-    LintOptions,
-    TargetOptions,
-    lint_document,
-    resolve_target,
-    runnable_dtype,
-)
+from shapelint.engine.options import LintOptions, TargetOptions
+from shapelint.engine.runner import lint_document
+from shapelint.engine.target import DEFAULT_SEQ_LEN, resolve_target, runnable_dtype
 from shapelint.hardware.gpus import lookup
 
 H100, V100, A100 = lookup("h100"), lookup("v100"), lookup("a100")

@@ -6,11 +6,34 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from shapelint.cli.argtypes import positive_int as _positive
 from shapelint.core.model import FP8_RECIPES
-from shapelint.hardware.engines import ENGINES, EngineAction, all_default, rules_for
+from shapelint.hardware.engines import ENGINES, UnknownEngineError, all_default, lookup
+from shapelint.rules.engine_rules import rules_for
+
+
+class EngineAction(argparse.Action):
+    """``--engine NAME[@VERSION]`` (repeatable): appends the canonical name to a tuple."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        """Validate one spec and append it (a usage error for an unknown engine)."""
+        try:
+            name = lookup(str(values)).name
+        except UnknownEngineError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+        current = tuple(getattr(namespace, self.dest, None) or ())
+        if name not in current:
+            current = (*current, name)
+        setattr(namespace, self.dest, current)
 
 
 def add_engine_flags(p: argparse.ArgumentParser) -> None:
@@ -33,6 +56,17 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
         choices=FP8_RECIPES,
         help="FP8-family training recipe with --dtype fp8 (delayed|current|mxfp8|nvfp4)",
     )
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``engines`` on the subparsers ``sub``."""
+    engines = sub.add_parser("engines", help="list the engines, versions checked and rule codes")
+    engines.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint engines``: the engine table (``--format text|json``)."""
+    return run_engines(args.format, out)
 
 
 def run_engines(fmt: str, out: TextIO) -> int:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from shapelint.core.model import Finding, Fix, ModelConfig, Target
     from shapelint.core.source import Document
-    from shapelint.engine.runner import LintOptions
+    from shapelint.engine.options import LintOptions
     from shapelint.engine.writer import Snapshot
     from shapelint.perf.search import Candidate, Shape, Suggestions
     from shapelint.rules.base import RuleModule
@@ -62,8 +62,10 @@ def _keep(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def add_parser(sub: Any, add_target_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_parser(sub: Any) -> None:
     """Register ``suggest`` on the subparsers ``sub`` (target flags as ``check`` has them)."""
+    from shapelint.cli.flags import add_target_flags
+
     p = sub.add_parser(
         "suggest", help="search shapes near a config for the fastest at the same size"
     )
@@ -109,7 +111,7 @@ class Loaded:
 
 
 def _usage(message: str) -> Exception:
-    from shapelint.cli.main import UsageError
+    from shapelint.cli.common import UsageError
 
     return UsageError(message)
 
@@ -117,9 +119,9 @@ def _usage(message: str) -> Exception:
 def load(args: argparse.Namespace) -> Loaded:
     """Read and parse the one config file, pick its config, and build lint options."""
     from shapelint import dialects
-    from shapelint.cli.main import _gpus, _targets
+    from shapelint.cli.common import _gpus, _targets
     from shapelint.engine.discover import KINDS, kind_of
-    from shapelint.engine.runner import LintOptions
+    from shapelint.engine.options import LintOptions
     from shapelint.engine.settings import SettingsError, SettingsResolver
     from shapelint.engine.writer import read_snapshot
     from shapelint.readers import parse
@@ -301,9 +303,9 @@ class ProgressLine:
             self.err.flush()
 
 
-def run_suggest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint suggest``: search, print, and optionally apply one candidate."""
-    from shapelint.engine.runner import resolve_target
+    from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
     from shapelint.perf.search import SuggestError, SuggestOptions, search
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from shapelint.core.model import Dim, ModelConfig, normalize_dtype
-from shapelint.engine.runner import LintOptions, resolve_target
+from shapelint.engine.options import LintOptions
+from shapelint.engine.target import resolve_target
 
 Origin = Literal["flag", "config", "settings", "default"]
 

@@ -33,7 +33,8 @@ from shapelint.core.digest import digest, keyed_digest
 
 if TYPE_CHECKING:
     from shapelint.engine.discover import SourceFile
-    from shapelint.engine.runner import FileResult, LintOptions
+    from shapelint.engine.options import LintOptions
+    from shapelint.engine.results import FileResult
 
 CACHE_DIR = ".shapelint_cache"
 CACHE_ENV = "SHAPELINT_CACHE_DIR"

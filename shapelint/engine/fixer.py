@@ -25,12 +25,9 @@ from dataclasses import dataclass, field, replace
 from shapelint.core.model import Edit, Finding, Fix
 from shapelint.core.source import Document, Mapping, Node, Scalar, encode
 from shapelint.core.source import Sequence as SeqNode
-from shapelint.engine.runner import (
-    FileResult,
-    LintOptions,
-    LintResult,
-    lint_document,
-)
+from shapelint.engine.options import LintOptions
+from shapelint.engine.results import FileResult, LintResult
+from shapelint.engine.runner import lint_document
 from shapelint.readers import parse
 
 # Passes of fix → re-lint → fix; a fix can make another one possible (a conflicting fix of

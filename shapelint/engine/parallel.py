@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shapelint.engine.cache import LintCache
     from shapelint.engine.discover import SourceFile
-    from shapelint.engine.runner import FileResult, InternalError, LintOptions
+    from shapelint.engine.options import LintOptions
+    from shapelint.engine.results import FileResult, InternalError
+
+    # `runner.lint_one`, passed in by the runner (this module is below it).
+    LintOne = Callable[[SourceFile, LintOptions, LintCache | None], FileResult | InternalError]
 
 # A worker pays for itself from about this many files (fork, result transfer).
 FILES_PER_JOB = 100
@@ -27,6 +31,7 @@ Item = tuple["SourceFile", "LintOptions"]
 
 _ITEMS: Sequence[Item] = ()
 _CACHE: LintCache | None = None
+_LINT: LintOne | None = None
 
 _READERS = {
     "json": "shapelint.readers.json",
@@ -60,36 +65,36 @@ def _one(index: int) -> bytes | InternalError | None:
     """Lint item ``index`` in a worker: the pickled `lite` result, the error, or None when the
     result cannot be pickled (the parent then lints that file itself)."""
     from shapelint.engine.cache import dumps
-    from shapelint.engine.runner import FileResult, lint_one
+    from shapelint.engine.results import FileResult
 
+    assert _LINT is not None  # set by lint_parallel before the workers fork
     source, options = _ITEMS[index]
-    outcome = lint_one(source, options, _CACHE)
+    outcome = _LINT(source, options, _CACHE)
     return dumps(outcome) if isinstance(outcome, FileResult) else outcome
 
 
 def lint_parallel(
-    items: Sequence[Item], jobs: int, cache: LintCache | None
+    items: Sequence[Item], jobs: int, cache: LintCache | None, lint_one: LintOne
 ) -> list[FileResult | InternalError]:
-    """Lint ``items`` on ``jobs`` forked workers; outcomes in the order of ``items``."""
+    """Lint ``items`` with ``lint_one`` on ``jobs`` forked workers; outcomes in the order of
+    ``items``."""
     import multiprocessing
     import pickle
 
-    from shapelint.engine.runner import lint_one
-
-    global _ITEMS, _CACHE
+    global _ITEMS, _CACHE, _LINT
     for kind in sorted({source.kind for source, _ in items}):
         if kind in _READERS:  # import once here rather than once per worker
             importlib.import_module(_READERS[kind])
             if kind == "python":
                 importlib.import_module("libcst")
-    _ITEMS, _CACHE = items, cache
+    _ITEMS, _CACHE, _LINT = items, cache, lint_one
     try:
         ctx = multiprocessing.get_context("fork")
         chunk = max(1, min(16, len(items) // (jobs * 8)))
         with ctx.Pool(jobs) as pool:
             returned = pool.map(_one, range(len(items)), chunksize=chunk)
     finally:
-        _ITEMS, _CACHE = (), None
+        _ITEMS, _CACHE, _LINT = (), None, None
     outcomes: list[FileResult | InternalError] = []
     for (source, options), got in zip(items, returned, strict=True):
         if isinstance(got, bytes):

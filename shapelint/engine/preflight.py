@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from shapelint.core.model import Finding, ModelConfig
 from shapelint.core.source import Document
-from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_document
 
 
 def explain_errors(path: str, options: LintOptions, configs: list[ModelConfig]) -> list[Finding]:

@@ -11,243 +11,34 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shapelint import dialects
 from shapelint.core.limits import DEFAULT as DEFAULT_BUDGET
 from shapelint.core.limits import Budget, OverTime, cpu_limit
 from shapelint.core.model import (
-    Attention,
-    Dim,
     Finding,
-    Mode,
     ModelConfig,
     Target,
-    normalize_dtype,
 )
 from shapelint.core.source import Document, LineIndex, Problem, file_disables, suppression_reason
 from shapelint.dialects.common import KeyAliases
 from shapelint.engine.discover import Skipped, SourceFile, as_posix, discover
-from shapelint.hardware.engines import default_engines
-from shapelint.hardware.gpus import GPU
+from shapelint.engine.options import LintOptions
+from shapelint.engine.results import FileResult, InternalError, LintResult, Suppressed
+from shapelint.engine.target import (
+    fixed_target,
+    resolve_target,
+)
 from shapelint.readers import parse
-from shapelint.rules import REGISTRY, RuleModule, config_rules
+from shapelint.rules import REGISTRY, config_rules
 
 if TYPE_CHECKING:
-    from shapelint.engine.assumed import AssumedTarget
-    from shapelint.engine.baseline import Baseline
     from shapelint.engine.cache import LintCache
 
 T = TypeVar("T")
-
-# A model's maximum context (HF max_position_embeddings) is not the length it is trained at;
-# estimates for such configs use at most this many tokens per sequence unless told otherwise.
-DEFAULT_SEQ_LEN = 4096
-
-
-@dataclass(frozen=True)
-class TargetOptions:
-    """Target fields a user chose (CLI flags or settings); None means "not chosen"."""
-
-    dtype: str | None = None
-    micro_batch: int | None = None
-    seq_len: int | None = None
-    tp: int | None = None
-    mode: Mode | None = None
-    attention: Attention | None = None
-    # Engines (canonical shapelint.hardware.engines names) and the other parallel sizes
-    # (SL3xx rules).
-    engines: tuple[str, ...] | None = None
-    pp: int | None = None
-    ep: int | None = None
-    cp: int | None = None
-    sp: int | None = None
-    # The FP8-family recipe (model.FP8_RECIPES), meaningful with dtype fp8.
-    fp8_recipe: str | None = None
-    # How a training step is run (shapelint.perf.ops): fusions, data parallel, sharding,
-    # activation recomputation.
-    fused: str | None = None
-    data_parallel: int | None = None
-    sharded: bool | None = None
-    recompute: bool | None = None
-
-
-@dataclass(frozen=True)
-class LintOptions:
-    """Everything that decides what the runner reports."""
-
-    gpus: tuple[GPU, ...]
-    # True when no flag or setting chose the GPU (the built-in default is used).
-    gpu_default: bool = False
-    flags: TargetOptions = TargetOptions()
-    defaults: TargetOptions = TargetOptions()
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    extra_keys: KeyAliases = field(default_factory=dict)
-    min_slowdown: float = 1.0
-    exclude: tuple[str, ...] = ()
-    report_unused_ignores: bool = False
-    # Findings recorded here are hidden (lint.baseline); None: no baseline.
-    baseline: Baseline | None = None
-    # Settings' [severity]: code or prefix → "error" | "warning" | "info" | "off".
-    severity: Mapping[str, str] = field(default_factory=dict)
-    # Settings' [rules.CODE] tables: code → that rule's Options (rules.options).
-    rule_options: Mapping[str, object] = field(default_factory=dict)
-    # The config rules to run; None: every rule in the registry (`rules.config_rules`).
-    rules: tuple[RuleModule, ...] | None = None
-    budget: Budget = DEFAULT_BUDGET
-
-
-@dataclass
-class InternalError:
-    """An unexpected exception while linting one file (a shapelint bug)."""
-
-    path: str
-    error: str
-
-
-@dataclass
-class FileResult:
-    """What linting one file produced."""
-
-    source: SourceFile
-    doc: Document
-    configs: list[ModelConfig]
-    findings: list[Finding]
-    # Each config's target and which fields were defaults, by config name (lint.assumed).
-    targets: dict[str, AssumedTarget] = field(default_factory=dict)
-    # Findings hidden by a ``# shapelint: ignore`` / ``disable-file`` comment, with reasons.
-    suppressed: list[Suppressed] = field(default_factory=list)
-    # The settings key map that applied to the file, and which of its names matched a key.
-    keys: KeyAliases = field(default_factory=dict)
-    matched_keys: frozenset[str] = frozenset()
-    # False when the file could not be read (its one finding says why).
-    read: bool = True
-    # False when ``doc`` lacks its parsed tree (a result from the cache or a worker process):
-    # the fixer then parses the file again instead of reusing ``doc``.
-    complete: bool = True
-
-
-@dataclass(frozen=True)
-class Suppressed:
-    """A finding an in-file comment hid, and the reason written after ``--`` (or "")."""
-
-    finding: Finding
-    reason: str
-
-
-@dataclass
-class LintResult:
-    """What linting all files produced, findings sorted by path and position."""
-
-    files: list[FileResult] = field(default_factory=list)
-    errors: list[InternalError] = field(default_factory=list)
-    # Files found by a walk (or passed by pre-commit) and not read: not regular files, and
-    # files with no model-shape keys that do not parse. ``-v`` lists them.
-    skipped: list[Skipped] = field(default_factory=list)
-
-    @property
-    def findings(self) -> list[Finding]:
-        """All findings, sorted by path, line, column and code.
-
-        A value a class inherits from another file keeps that file's position, so two files
-        can report the same finding there (a base class and its subclass in a sibling module);
-        it is listed once.
-        """
-        out: dict[tuple[str, int, int, str, str], Finding] = {}
-        for r in self.files:
-            for f in r.findings:
-                out.setdefault((f.path, f.span.start, f.span.end, f.code, f.message), f)
-        return sorted(out.values(), key=lambda f: (f.path, f.span.line, f.span.column, f.code))
-
-    def unmatched_keys(self) -> list[tuple[str, str]]:
-        """``(dim, key name)`` of a settings key map that matched no key in any file it
-        applied to (a typo, or a path that is not where the file keeps the value)."""
-        applied: dict[tuple[str, str], bool] = {}
-        for r in self.files:
-            for dim, names in r.keys.items():
-                for name in names:
-                    pair = (dim.value, name)
-                    applied[pair] = applied.get(pair, False) or name in r.matched_keys
-        return [pair for pair, hit in applied.items() if not hit]
-
-    @property
-    def configs(self) -> list[ModelConfig]:
-        """All configs read, in file order."""
-        return [c for r in self.files for c in r.configs]
-
-
-def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Target:
-    """The target for ``config``: CLI flags, then the config's own values, then settings."""
-    flags, defaults = options.flags, options.defaults
-    seq = config.int(Dim.SEQ_LEN)
-    if seq is not None and config.seq_is_max_context:
-        seq = min(seq, DEFAULT_SEQ_LEN)
-    config_dtype = config.get(Dim.DTYPE)
-    dtype = _first(
-        flags.dtype,
-        normalize_dtype(config_dtype.value) if config_dtype is not None else None,
-        defaults.dtype,
-        "bf16",
-    )
-    runs = runnable_dtype(dtype, gpu)
-    return Target(
-        gpu=gpu,
-        dtype=runs,
-        asked_dtype=None if runs == dtype else dtype,
-        gpu_chosen=not options.gpu_default,
-        micro_batch=_first(flags.micro_batch, config.int(Dim.MICRO_BATCH), defaults.micro_batch, 1),
-        seq_len=_first(flags.seq_len, seq, defaults.seq_len, DEFAULT_SEQ_LEN),
-        tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),
-        mode=_first(flags.mode, defaults.mode, "train"),
-        attention=_first(flags.attention, defaults.attention, "flash"),
-        # Engines: flags, then settings, then what the config implies (a guess ranks last).
-        engines=_first(flags.engines, defaults.engines, default_engines(config), ()),
-        pp=_first(flags.pp, config.int(Dim.PP), defaults.pp, 1),
-        ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
-        cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
-        sp=_first(flags.sp, config.int(Dim.SP), defaults.sp, 1),
-        fp8_recipe=flags.fp8_recipe or _config_recipe(config) or defaults.fp8_recipe,
-        fused=_first(flags.fused, defaults.fused, "default"),
-        data_parallel=_first(flags.data_parallel, defaults.data_parallel, 1),
-        sharded=_first(flags.sharded, defaults.sharded, False),
-        recompute=_first(flags.recompute, defaults.recompute, False),
-    )
-
-
-def _config_recipe(config: ModelConfig) -> str | None:
-    """The FP8 recipe ``config`` trains with (Megatron-LM's ``--fp8-recipe``), or None."""
-    recipe = config.get(Dim.FP8_RECIPE)
-    return recipe.value if recipe is not None and isinstance(recipe.value, str) else None
-
-
-# A GPU without a dtype's Tensor Core rate runs the nearest one it has (V100: bf16 → fp16).
-DTYPE_FALLBACK: dict[str, tuple[str, ...]] = {
-    "bf16": ("fp16", "fp32"),
-    "fp16": ("bf16", "fp32"),
-    "fp8": ("bf16", "fp16"),
-    "tf32": ("fp32",),
-}
-
-
-def runnable_dtype(dtype: str, gpu: GPU) -> str:
-    """``dtype`` if ``gpu`` has a rate for it, else the nearest one it has."""
-    if dtype in gpu.peak_tflops:
-        return dtype
-    for other in DTYPE_FALLBACK.get(dtype, ()):
-        if other in gpu.peak_tflops:
-            return other
-    return dtype
-
-
-def _first(*values: T | None) -> T:
-    for v in values:
-        if v is not None:
-            return v
-    raise ValueError("no default")
 
 
 def matches(code: str, prefixes: Iterable[str]) -> bool:
@@ -318,28 +109,6 @@ def _suppression(finding: Finding, doc: Document) -> Suppressed | None:
         if not file_codes or matches(finding.code, file_codes):
             return Suppressed(finding, reason)
     return None
-
-
-def _fixed_int(fix_dims: Mapping[Dim, object], dim: Dim, default: int) -> int:
-    new = fix_dims.get(dim)
-    if isinstance(new, int) and not isinstance(new, bool) and new > 0:
-        return new
-    return default
-
-
-def fixed_target(
-    fixed: ModelConfig, fix_dims: Mapping[Dim, object], gpu: GPU, options: LintOptions
-) -> Target:
-    """The target of a fixed config: resolved as usual, except that a micro-batch, sequence
-    length or tensor-parallel size the fix sets wins over a CLI flag (the flag chose the
-    as-written value the rule reported; the estimate is of the fix)."""
-    target = resolve_target(fixed, gpu, options)
-    return replace(
-        target,
-        micro_batch=_fixed_int(fix_dims, Dim.MICRO_BATCH, target.micro_batch),
-        seq_len=_fixed_int(fix_dims, Dim.SEQ_LEN, target.seq_len),
-        tp=_fixed_int(fix_dims, Dim.TP, target.tp),
-    )
 
 
 def _with_estimates(
@@ -684,7 +453,7 @@ def lint_paths(
     workers = parallel.auto_jobs(len(items)) if jobs is None else jobs
     workers = min(workers, len(items))
     if workers > 1 and parallel.can_fork():
-        outcomes = parallel.lint_parallel(items, workers, cache)
+        outcomes = parallel.lint_parallel(items, workers, cache, lint_one)
     else:
         outcomes = [lint_one(source, file_options, cache) for source, file_options in items]
     for (source, file_options), outcome in zip(items, outcomes, strict=True):

@@ -5,21 +5,19 @@ A target names the engines a config will run on (``--engine vllm``, settings ``e
 named with a version (``vllm@0.30``) is accepted: the rules still describe the version they
 were checked against, which ``shapelint engines`` lists beside each engine's rule codes.
 
-When no engine is named, the config chooses where it can do so unambiguously (a Megatron or
-NeMo training config runs on Megatron, a Megatron-LM one also on Transformer Engine unless its
-``transformer_impl`` is "local"; an HF checkpoint with ``quantization_config`` is served
-by the engines that load that format); otherwise every engine of kind "serve" or "train" is
-checked. Kernels (FlashAttention, FlashInfer) are checked when named.
+When no engine is named, the config chooses where it can do so unambiguously
+(`shapelint.dialects.engines`); otherwise every engine of kind "serve" or "train" is checked.
+Kernels (FlashAttention, FlashInfer) are checked when named. This module is the catalogue
+(data); the rules that check the engines are `shapelint.rules.engine_rules`.
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from shapelint.core.model import Dim, Finding, ModelConfig, Target
+from shapelint.core.model import Target
 
 Kind = Literal["serve", "train", "kernel"]
 
@@ -188,43 +186,6 @@ def titles(names: Iterable[str]) -> str:
     return ", ".join(f"{get(n).title} {get(n).version}" for n in names)
 
 
-# Quantization formats (``quantization_config.quant_method``) and the engines that serve them.
-QUANT_ENGINES: dict[str, tuple[str, ...]] = {
-    "awq": ("vllm", "sglang", "tgi"),
-    "gptq": ("vllm", "sglang", "tgi"),
-    "fp8": ("vllm", "sglang"),
-}
-
-# Dialects whose configs run on one engine.
-DIALECT_ENGINES: dict[str, tuple[str, ...]] = {
-    "megatron-lm": ("megatron",),
-    "nemo": ("megatron",),
-    "nanotron": ("nanotron",),
-    "torchtitan": ("torchtitan",),
-}
-
-
-def default_engines(config: ModelConfig) -> tuple[str, ...] | None:
-    """The engines ``config`` itself implies, or None when it does not say."""
-    if config.dialect == "megatron-lm" and _runs_on_te(config):
-        return (*DIALECT_ENGINES[config.dialect], "transformer-engine")
-    if config.dialect in DIALECT_ENGINES:
-        return DIALECT_ENGINES[config.dialect]
-    method = config.get(Dim.QUANT_METHOD)
-    if method is not None and isinstance(method.value, str):
-        return QUANT_ENGINES.get(method.value.lower())
-    return None
-
-
-def _runs_on_te(config: ModelConfig) -> bool:
-    """Megatron-LM builds its layers from Transformer Engine unless ``transformer_impl`` says
-    otherwise (``TransformerConfig.transformer_impl`` defaults to "transformer_engine",
-    megatron/core/transformer/transformer_config.py:1314-1316 at d98e8a64; the command-line
-    flags take that default, megatron/training/arguments.py:2373)."""
-    impl = config.get(Dim.TRANSFORMER_IMPL)
-    return impl is None or str(impl.value).lower() == "transformer_engine"
-
-
 def all_default() -> tuple[str, ...]:
     """Every engine checked when neither the user nor the config names one."""
     return tuple(e.name for e in ENGINES if e.kind in DEFAULT_KINDS and not e.named_only)
@@ -236,67 +197,14 @@ def selected(target: Target, names: Iterable[str]) -> list[str]:
     return [n for n in names if n in chosen]
 
 
-class EngineAction(argparse.Action):
-    """``--engine NAME[@VERSION]`` (repeatable): appends the canonical name to a tuple."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        """Validate one spec and append it (a usage error for an unknown engine)."""
-        try:
-            name = lookup(str(values)).name
-        except UnknownEngineError as exc:
-            raise argparse.ArgumentError(self, str(exc)) from None
-        current = tuple(getattr(namespace, self.dest, None) or ())
-        if name not in current:
-            current = (*current, name)
-        setattr(namespace, self.dest, current)
-
-
-def engine_rules() -> list[Any]:
-    """The SL3xx rule modules, in code order."""
-    from shapelint.rules import REGISTRY
-
-    return [m for code, m in sorted(REGISTRY.items()) if code.startswith("SL3")]
-
-
-def rules_for(name: str) -> list[str]:
-    """Codes of the SL3xx rules that check engine ``name``."""
-    return [m.RULE.code for m in engine_rules() if name in getattr(m, "VERIFIED", {})]
-
-
-def check_engines(
-    config: ModelConfig, target: Target, select: Iterable[str] | None = None
-) -> list[Finding]:
-    """Run the SL3xx rules (only codes starting with one of ``select``, when given) on one
-    config and target: what the target's engines refuse or run slowly. For callers that
-    filter candidate shapes (``shapelint suggest``) without going through the runner."""
-    prefixes = tuple(s.upper() for s in select) if select is not None else None
-    out: list[Finding] = []
-    for module in engine_rules():
-        code = module.RULE.code
-        if prefixes is not None and not any(code.startswith(p) for p in prefixes):
-            continue
-        out.extend(module.check(config, target))
-    return out
-
-
 __all__ = [
     "ENGINES",
     "Engine",
-    "EngineAction",
     "UnknownEngineError",
     "all_default",
     "canonical",
-    "check_engines",
-    "default_engines",
     "get",
     "lookup",
-    "rules_for",
     "selected",
     "titles",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-from shapelint.engine.runner import LintResult
+from shapelint.engine.results import LintResult
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from shapelint.core.model import Finding, Severity
-from shapelint.engine.runner import LintResult
+from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.text import (
     estimate_text,

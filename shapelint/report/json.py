@@ -11,7 +11,7 @@ import math
 from typing import Any, TextIO
 
 from shapelint.core.model import Finding, ModelConfig
-from shapelint.engine.runner import LintResult
+from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.text import message_with_estimate
 

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from shapelint import __version__
 from shapelint.core.model import Finding
-from shapelint.engine.runner import LintResult
+from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.text import message_with_estimate
 

@@ -9,7 +9,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
 from shapelint.core.model import CAPACITY_DIMS, Dim, Finding
-from shapelint.engine.runner import LintResult
+from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 
 if TYPE_CHECKING:

@@ -14,7 +14,9 @@ from conftest import configs_of, parse_text
 from shapelint import dialects
 from shapelint.core.model import Derivation, Dim, ModelConfig
 from shapelint.dialects.neox import neox_ffn
-from shapelint.engine.runner import LintOptions, lint_document, resolve_target
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_document
+from shapelint.engine.target import resolve_target
 from shapelint.hardware.gpus import lookup
 from shapelint.perf.workload import step_gemms
 from shapelint.report.json import config_json

@@ -12,7 +12,8 @@ from shapelint.cli.main import main
 from shapelint.core.model import Dim, Finding, ModelConfig
 from shapelint.core.source import Candidate, Document, Entry, LineIndex, Mapping, Node, Scalar
 from shapelint.dialects import extract
-from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 from shapelint.readers.python import parse_python

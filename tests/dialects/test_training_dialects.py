@@ -21,7 +21,8 @@ from shapelint.dialects import (
     olmo,
     torchtitan,
 )
-from shapelint.engine.runner import LintOptions, lint_document
+from shapelint.engine.options import LintOptions
+from shapelint.engine.runner import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 

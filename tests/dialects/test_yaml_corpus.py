@@ -205,7 +205,8 @@ def test_deepspeed_auto_values_are_unknown(corpus_root: Path) -> None:
 def test_known_good_configs_have_no_sl0_errors(corpus_root: Path) -> None:
     """Every public config in the corpus trains or loads in its framework, so none may get an
     SL0xx error (a config that cannot describe a working model)."""
-    from shapelint.engine.runner import LintOptions, lint_paths
+    from shapelint.engine.options import LintOptions
+    from shapelint.engine.runner import lint_paths
     from shapelint.hardware.gpus import lookup
 
     result = lint_paths([str(corpus_root)], LintOptions(gpus=(lookup("h100"),), select=("SL0",)))

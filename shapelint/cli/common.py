@@ -1,0 +1,44 @@
+"""What the commands share: the usage error, the GPUs and target fields the flags choose."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from shapelint.engine.options import TargetOptions
+    from shapelint.engine.settings import Settings
+    from shapelint.hardware.gpus import GPU
+
+DEFAULT_GPU = "H100-SXM"
+BUG_URL = "https://github.com/shapelint/shapelint/issues"
+
+
+class UsageError(Exception):
+    """A problem with the command line or settings: reported in one line, exit 2."""
+
+
+def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
+    from shapelint.hardware.gpus import GPUTableError, UnknownGPUError, load_table
+
+    try:
+        table = load_table(gpu_file)
+        return tuple(table.lookup(n) for n in (names or [DEFAULT_GPU]))
+    except (UnknownGPUError, GPUTableError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read GPU file {gpu_file}: {exc.strerror}") from None
+
+
+def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
+    """The target the flags choose, and the defaults the settings give (same field names)."""
+    import dataclasses
+
+    from shapelint.engine.options import TargetOptions
+
+    names = [f.name for f in dataclasses.fields(TargetOptions)]
+    flags = TargetOptions(**{n: getattr(args, n) for n in names})
+    defaults = TargetOptions(**{n: getattr(settings, n) for n in names})
+    return flags, defaults
