@@ -22,8 +22,8 @@ Units (flax at 18f8f311):
   those classmethods (train.py:463-468, ``TransformerConfig.from_version_name``) or whose
   ``transformer_params`` default holds the dims; the sequence ``max_target_length`` (packed
   examples, examples/gemma/input_pipeline_tf.py:410), the micro-batch
-  ``per_device_batch_size`` (input_pipeline_tf.py:398) when ``tensor_parallelism`` is 1. The vocabulary is
-  the tokenizer's (train.py:453, 466): unknown.
+  ``per_device_batch_size`` (input_pipeline_tf.py:398) when ``tensor_parallelism`` is 1.
+  The vocabulary is the tokenizer's (train.py:453, 466): unknown.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """A small regex reading of launch scripts for the benchmark: variables and ``--flag value``.
 
 Comments are dropped, backslash-newlines joined; ``NAME=value`` assignments (at a line start
-or after ``;``, ``then``, ``else``, ``do``; quoted values may span lines) are collected in order, and ``$NAME``, ``${NAME}``, ``${NAME:-default}`` and
-``$((integer arithmetic))`` are expanded. A variable assigned different values in one file,
-or set from a positional parameter or a command, is unknown, and so is any flag whose value
-depends on it. Nothing is executed.
+or after ``;``, ``then``, ``else``, ``do``; quoted values may span lines) are collected in
+order, and ``$NAME``, ``${NAME}``, ``${NAME:-default}`` and ``$((integer arithmetic))`` are
+expanded. A variable assigned different values in one file, or set from a positional
+parameter or a command, is unknown, and so is any flag whose value depends on it. Nothing is
+executed.
 """
 
 from __future__ import annotations
