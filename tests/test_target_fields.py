@@ -187,7 +187,8 @@ def test_json_and_text_show_the_field_as_declared(spec: TargetField) -> None:
 
 
 def test_json_fields_and_text_keep_their_order() -> None:
-    assert FIELDS == (
+    # The JSON target's fields as released; a new field may only follow them.
+    assert FIELDS[:10] == (
         "dtype",
         "mode",
         "micro_batch",
