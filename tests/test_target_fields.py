@@ -214,3 +214,16 @@ def test_json_fields_and_text_keep_their_order() -> None:
         "H100-SXM, fp8, train*, micro-batch 1*, seq 4096*, tp 2, unfused attention, recompute, "
         "fp8-recipe nvfp4 (timed at FP8 rates), engines vllm, pp 4"
     )
+
+
+def test_a_config_value_outside_a_choice_fields_choices_is_not_taken() -> None:
+    # A `keys` mapping can give a choice field any text ("blockwise" is a Megatron recipe
+    # shapelint does not model): the field keeps its default rather than an unknown value.
+    (spec,) = [f for f in TARGET_FIELDS if f.name == "fp8_recipe"]
+    assert spec.kind == "choice" and spec.dim == Dim.FP8_RECIPE.value
+    config = _config({Dim.FP8_RECIPE: "blockwise", Dim.DTYPE: "fp8"})
+    assert resolve_fields(config, LintOptions(gpus=(H100,)))["fp8_recipe"] == (None, "default")
+    text = assumed_target(config, LintOptions(gpus=(H100,))).text()
+    assert "blockwise" not in text
+    config = _config({Dim.FP8_RECIPE: "mxfp8", Dim.DTYPE: "fp8"})
+    assert resolve_fields(config, LintOptions(gpus=(H100,)))["fp8_recipe"] == ("mxfp8", "config")

@@ -52,8 +52,8 @@ def stated(config: ModelConfig, spec: TargetField) -> object | None:
         return None
     if spec.kind == "dtype":
         return normalize_dtype(value.value)
-    if spec.kind == "choice":
-        return value.value if isinstance(value.value, str) and value.value else None
+    if spec.kind == "choice":  # a value outside the choices is one shapelint does not model
+        return value.value if value.value in spec.choices else None
     if spec.kind == "bool":
         return value.value if isinstance(value.value, bool) else None
     return None
