@@ -89,9 +89,10 @@ def runner_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_action(
-    tmp_path: Path, python: Path, inputs: Mapping[str, str]
+    tmp_path: Path, python: Path, inputs: Mapping[str, str], only: str | None = None
 ) -> tuple[int, str, Path, dict[str, str]]:
-    """Run every step; return (exit code of the last step run, its output, workspace, outputs)."""
+    """Run every step (``only``: just the step of that name); return (exit code of the last
+    step run, its output, workspace, outputs)."""
     action = load_action()
     workspace = tmp_path / "workspace"
     action_path = tmp_path / "action"
@@ -147,6 +148,8 @@ def run_action(
         assert "if" not in step, "conditions are not evaluated by this test"
         if "uses" in step:
             assert step["uses"].startswith("actions/setup-python@")
+            continue
+        if only is not None and step.get("name") != only:
             continue
         assert step["shell"] == "bash"
         step_env = dict(env)
@@ -264,3 +267,31 @@ def test_action_settings_error_fails_the_step(tmp_path: Path, runner_python: Pat
     )
     assert rc == 2, output
     assert outputs["exit-code"] == "2"
+
+
+def test_every_line_of_paths_is_linted(tmp_path: Path) -> None:
+    """``paths: |`` with one path per line lints each of them, not only the first (the lint step
+    alone, run with this test's Python, where shapelint is installed)."""
+    rc, output, _, outputs = run_action(
+        tmp_path,
+        Path(sys.executable),
+        {"paths": "clean\nconfigs/gpt2\n", "args": "--fail-on warning"},
+        only="Run shapelint",
+    )
+    assert rc == 1 and outputs["exit-code"] == "1", output
+    annotations = [ln for ln in output.splitlines() if ln.startswith("::")]
+    assert len(annotations) == 1 and "file=configs/gpt2/config.json" in annotations[0], output
+    summary = (tmp_path / "step_summary.md").read_text()
+    assert "in 2 configs in 2 files" in summary, summary
+
+
+def test_paths_and_args_split_on_spaces_tabs_and_newlines(tmp_path: Path) -> None:
+    rc, output, _, _ = run_action(
+        tmp_path,
+        Path(sys.executable),
+        {"paths": "clean\tconfigs/gpt2 configs/llama.yaml", "args": "--select\nSL1"},
+        only="Run shapelint",
+    )
+    assert rc == 1, output
+    summary = (tmp_path / "step_summary.md").read_text()
+    assert "in 3 configs in 3 files" in summary, summary
