@@ -89,17 +89,28 @@ def runner_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_action(
-    tmp_path: Path, python: Path, inputs: Mapping[str, str], only: str | None = None
+    tmp_path: Path,
+    python: Path,
+    inputs: Mapping[str, str],
+    only: str | None = None,
+    checkout: Path | None = None,
+    ref: str = ACTION_REF,
 ) -> tuple[int, str, Path, dict[str, str]]:
-    """Run every step (``only``: just the step of that name); return (exit code of the last
-    step run, its output, workspace, outputs)."""
-    action = load_action()
+    """Run every step (``only``: just the step of that name) of the action as GitHub would
+    for ``uses: shapelint/shapelint@REF``, with the action's files from ``checkout`` (default:
+    this working tree); return (exit code of the last step run, its output, workspace,
+    outputs)."""
     workspace = tmp_path / "workspace"
     action_path = tmp_path / "action"
     runner_temp = tmp_path / "runner-temp"
-    for d in (workspace, action_path, runner_temp):
+    for d in (workspace, runner_temp):
         d.mkdir(exist_ok=True)
-    copy_checkout(action_path)
+    if checkout is None:
+        action_path.mkdir(exist_ok=True)
+        copy_checkout(action_path)
+    else:
+        shutil.copytree(checkout, action_path, ignore=shutil.ignore_patterns(".git"))
+    action: dict[str, Any] = yaml.safe_load((action_path / "action.yml").read_text("utf-8"))
     files = {
         "GITHUB_STEP_SUMMARY": tmp_path / "step_summary.md",
         "GITHUB_OUTPUT": tmp_path / "output.txt",
@@ -111,7 +122,7 @@ def run_action(
     github = {
         "workspace": str(workspace),
         "action_path": str(action_path),
-        "action_ref": ACTION_REF,
+        "action_ref": ref,
         "repository": "example/models",
         "sha": "0123456789abcdef0123456789abcdef01234567",
     }
@@ -132,7 +143,7 @@ def run_action(
         CI="true",
         GITHUB_WORKSPACE=str(workspace),
         GITHUB_ACTION_PATH=str(action_path),
-        GITHUB_ACTION_REF=ACTION_REF,
+        GITHUB_ACTION_REF=ref,
         GITHUB_REPOSITORY=github["repository"],
         GITHUB_SHA=github["sha"],
         RUNNER_TEMP=str(runner_temp),
