@@ -248,7 +248,7 @@ def test_readme_settings_are_the_five_first_ones(tmp_path: Path) -> None:
     assert "The five settings people" in readme
     (tmp_path / "pyproject.toml").write_text(block.text, encoding="utf-8")
     s = load(str(tmp_path / "pyproject.toml"))
-    assert s.gpu == ("H100-SXM", "A100") and s.tp == 8 and s.fail_on == "warning"
+    assert s.gpu == ("H100-SXM", "A100") and s.target.get("tp") == 8 and s.fail_on == "warning"
     assert s.per_file_ignores == {"checkpoints/*/config.json": ("SL101", "SL103")}
 
 
