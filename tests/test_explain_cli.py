@@ -211,7 +211,7 @@ def test_an_unreadable_file_answers_at_once_as_check_does(tmp_path: Path, make: 
         os.symlink(tmp_path / "other.json", path)
         os.symlink(path, tmp_path / "other.json")
     check_code, check_line = _check_says(path)
-    assert "SL000 cannot read file:" in check_line
+    assert " SL000 " in check_line and "cannot read file:" in check_line
     # A child process, so that a hang fails the test instead of stopping the suite.
     proc = subprocess.run(
         [sys.executable, "-m", "shapelint", "explain", str(path)],
