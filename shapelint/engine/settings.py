@@ -251,7 +251,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     target = {s.name: _target_value(s, data[s.key], where) for s in TARGET_KEYS if s.key in data}
     return Settings(
         path=path,
-        gpu=tuple(data["gpu"]) if "gpu" in data else None,
+        gpu=_names(data["gpu"]) if "gpu" in data else None,
         gpu_file=os.path.join(root, gpu_file) if gpu_file else None,
         target=TargetOptions(**target),
         select=_codes(data["select"]) if "select" in data else None,
@@ -269,6 +269,11 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     )
 
 
+def _names(value: str | Iterable[str]) -> tuple[str, ...]:
+    """A list-valued setting written as one name (``gpu = "A100"``) or as a list."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 def _target_value(spec: TargetField, value: Any, where: str) -> object:
     """A settings value of the target field ``spec`` (valid by the schema) as the target holds
     it; a value the field's own parser refuses is a `SettingsError` naming the key."""
@@ -278,7 +283,7 @@ def _target_value(spec: TargetField, value: Any, where: str) -> object:
         if spec.kind == "engines":
             from shapelint.hardware.engines import canonical
 
-            return canonical(value)
+            return canonical(_names(value))
         if spec.kind == "fused":
             from shapelint.perf.fusion import fused_spec
 
