@@ -184,6 +184,18 @@ def test_a_missing_path_like_a_command_is_still_a_path(
     assert run("chek")[0] == 0  # a directory of that name is linted
 
 
+def test_nothing_read_is_not_all_checks_passed(tmp_path: Path) -> None:
+    """A tree without a model config said "All checks passed (0 configs in 1 file)"."""
+    (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0"}')
+    assert run(str(tmp_path)) == (0, "No model configs found in 1 file.\n", "")
+    (tmp_path / "notes.json").write_text('{"a": 1,,}')  # skipped: no model keys, no parse
+    out = run(str(tmp_path))[1]
+    assert out == "No model configs found in 1 file; 1 file skipped (-v lists them).\n"
+    (tmp_path / "notes.json").unlink()
+    (tmp_path / "config.json").write_text(CLEAN)
+    assert run(str(tmp_path)) == (0, "All checks passed (1 config in 2 files).\n", "")
+
+
 def test_invalid_json_is_sl000_not_a_crash(tmp_path: Path) -> None:
     bad = tmp_path / "config.json"
     bad.write_text('{"hidden_size": 4096,,}')
