@@ -174,6 +174,7 @@ def test_plot_writes_the_roofline_chart(gpt2: Path, tmp_path: Path, suffix: str)
     head = chart.read_bytes()[:200]
     assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in chart.read_bytes()
     assert "step time:" in out
+    assert err == f"shapelint: wrote the roofline chart to {chart}\n"  # it said nothing
 
 
 def test_plot_without_matplotlib_names_the_extra(

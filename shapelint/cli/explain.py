@@ -396,6 +396,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise UsageError(str(exc)) from None
     if args.plot:
         _plot(results, args.plot)
+        err.write(f"shapelint: wrote the roofline chart to {args.plot}\n")
     if args.format == "json":
         payload = results[0] if len(results) == 1 else {"configs": results}
         out.write(json.dumps(payload, indent=2) + "\n")
