@@ -196,6 +196,20 @@ def test_nothing_read_is_not_all_checks_passed(tmp_path: Path) -> None:
     assert run(str(tmp_path)) == (0, "All checks passed (1 config in 2 files).\n", "")
 
 
+def test_server_without_pygls_says_how_to_install_it_from_a_clone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pip install 'shapelint[lsp]'`` works only once shapelint is on an index."""
+    monkeypatch.setitem(sys.modules, "lsprotocol", None)
+    monkeypatch.setitem(sys.modules, "pygls", None)
+    code, out, err = run("server")
+    assert (code, out) == (2, "")
+    assert err.startswith("shapelint: error: shapelint server needs pygls (the lsp extra): ")
+    assert "in a clone of shapelint, pip install '.[lsp]'" in err
+    assert "pip install 'shapelint[lsp] @ git+https://github.com/shapelint/shapelint@v" in err
+    assert err.count("\n") == 1
+
+
 def test_invalid_json_is_sl000_not_a_crash(tmp_path: Path) -> None:
     bad = tmp_path / "config.json"
     bad.write_text('{"hidden_size": 4096,,}')

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shapelint import __version__
 from shapelint.cli.main import main
 
 GPT2 = (
@@ -184,8 +185,14 @@ def test_plot_without_matplotlib_names_the_extra(
     chart = tmp_path / "roofline.png"
     code, out, err = run(str(gpt2), "--plot", str(chart))
     assert code == 2 and out == ""
-    assert "pip install 'shapelint[plot]'" in err and err.count("\n") == 1
-    assert not chart.exists()
+    assert err.count("\n") == 1 and not chart.exists()
+    # The index has no shapelint yet: a clone's and the release tag's ways come first.
+    assert "in a clone of shapelint, pip install '.[plot]'" in err
+    assert (
+        f"pip install 'shapelint[plot] @ git+https://github.com/shapelint/shapelint@v{__version__}'"
+        in err
+    )
+    assert "once published, pip install 'shapelint[plot]'" in err
 
 
 def test_plot_to_an_unknown_format_is_a_usage_error(gpt2: Path, tmp_path: Path) -> None:
