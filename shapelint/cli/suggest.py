@@ -292,6 +292,24 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+# What orders the candidates, as the JSON's "ranking" says it (by ``Suggestions.pareto``).
+RANKING_JSON = {
+    False: "speedup_per_parameter_pct: shapelint performance model's predicted time per token "
+    "per parameter, mean over the GPUs (not measured)",
+    True: "params: the Pareto front of parameters against predicted time per token, mean over "
+    "the GPUs (not measured)",
+}
+# The same, as the text table says it.
+RANKING_TEXT = {
+    False: "Ranked by shapelint's performance model: the speedup per parameter (column "
+    "'per param'), the original's predicted time per token per parameter / the candidate's − 1, "
+    "time ratios averaged over the GPUs; a prediction, not a measurement.",
+    True: "Shown by shapelint's performance model: the Pareto front of parameters against "
+    "predicted time per token (mean over the GPUs), fewest parameters first; a prediction, "
+    "not a measurement.",
+}
+
+
 def _dims_json(cand: Candidate) -> dict[str, int | None]:
     return cand.shape.dims()
 
@@ -303,7 +321,7 @@ def to_json(result: Suggestions, path: str) -> dict[str, Any]:
     return {
         "path": path,
         "config": result.config.name,
-        "ranking": "shapelint performance model: predicted step time per token (not measured)",
+        "ranking": RANKING_JSON[result.pareto],
         "targets": [_target_json(t) for t in result.targets],
         "params_tolerance": result.tolerance,
         "original": {
@@ -320,6 +338,7 @@ def to_json(result: Suggestions, path: str) -> dict[str, Any]:
                 "params_delta_pct": (c.params / o.params - 1) * 100,
                 "step_time_s": dict(zip(names, c.step_time_s, strict=True)),
                 "speedup_pct": {n: result.speedup_pct(c, i) for i, n in enumerate(names)},
+                "speedup_per_parameter_pct": c.speedup_per_parameter_pct,
                 "checkpoint_compatible": c.checkpoint_compatible,
                 "changes": [
                     {"dim": ch.dim, "key": ch.key, "old": ch.old, "new": ch.new} for ch in c.changes
@@ -374,10 +393,7 @@ def render_text(result: Suggestions, path: str) -> str:
 
     o = result.original
     lines = [f"{path}: {result.config.name or result.config.dialect}".rstrip(": ")]
-    lines.append(
-        "Ranked by shapelint's performance model: predicted step time per token per parameter "
-        "(mean over the GPUs); a prediction, not a measurement."
-    )
+    lines.append(RANKING_TEXT[result.pareto])
     for t in result.targets:
         lines.append(f"Target: {_describe_target(t)}")
     dims = o.shape.dims()
@@ -421,13 +437,14 @@ def render_text(result: Suggestions, path: str) -> str:
             else "No shape in the search is predicted faster than the original."
         )
         return "\n".join(lines) + "\n"
-    header = ["#", "changes", "params"]
-    for t in result.targets:
-        header.append(f"{t.gpu.name} (original {_ms(o.step_time_s[len(header) - 3])})")
+    header = ["#", "changes", "params", "per param"]
+    for j, t in enumerate(result.targets):
+        header.append(f"{t.gpu.name} (original {_ms(o.step_time_s[j])})")
     header.append("checkpoint-compatible")
     rows: list[list[str]] = []
     for i, c in enumerate(result.candidates, 1):
         row = [str(i), _change_text(c), f"{(c.params / o.params - 1) * 100:+.2f}%"]
+        row.append(f"{c.speedup_per_parameter_pct:+.1f}%")
         for j in range(len(result.targets)):
             row.append(f"{_ms(c.step_time_s[j])} ({result.speedup_pct(c, j):+.1f}%)")
         row.append("yes" if c.checkpoint_compatible else "no: new weights")
@@ -438,8 +455,8 @@ def render_text(result: Suggestions, path: str) -> str:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
     lines.append("")
     lines.append(
-        "Speedup: original step time / candidate step time − 1, per GPU. "
-        "`--apply N` rewrites the file to candidate N."
+        "per param: the ranked speedup per parameter; per GPU: original step time / candidate "
+        "step time − 1. `--apply N` rewrites the file to candidate N."
     )
     return "\n".join(lines) + "\n"
 
