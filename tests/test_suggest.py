@@ -400,7 +400,8 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_progress_only_on_a_tty_after_the_delay() -> None:
+def test_progress_only_on_a_tty_after_the_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)  # under CI no progress line is drawn
     tty = _Tty()
     line = ProgressLine(tty, delay_s=0.0)
     line(64, 100)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
@@ -212,28 +211,25 @@ def ffn_follower(loaded: Loaded) -> Callable[[int], int | None]:
 
 
 class ProgressLine:
-    """A one-line progress indicator on a terminal's stderr, shown once a search passes 1 s."""
+    """``shapelint suggest: 640/1200 shapes estimated`` on a terminal's stderr, shown once a
+    search passes ``delay_s`` (`shapelint.cli.progress.ProgressLine`)."""
 
     def __init__(self, err: TextIO, delay_s: float = 1.0) -> None:
-        self.err = err
-        self.on = bool(getattr(err, "isatty", lambda: False)())
-        self.start = time.monotonic()
-        self.delay_s = delay_s
-        self.shown = False
+        from shapelint.cli.progress import ProgressLine as Line
+
+        self.line = Line(
+            err,
+            lambda done, total, _: f"shapelint suggest: {done}/{total} shapes estimated",
+            delay_s=delay_s,
+        )
 
     def __call__(self, done: int, total: int) -> None:
-        """Show ``done`` of ``total`` shapes evaluated (only on a TTY, only after the delay)."""
-        if not self.on or time.monotonic() - self.start < self.delay_s:
-            return
-        self.shown = True
-        self.err.write(f"\rshapelint suggest: {done}/{total} shapes estimated")
-        self.err.flush()
+        """Show ``done`` of ``total`` shapes evaluated."""
+        self.line(done, total)
 
     def close(self) -> None:
         """Erase the line."""
-        if self.shown:
-            self.err.write("\r\x1b[K")
-            self.err.flush()
+        self.line.close()
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -87,10 +87,14 @@ def _worker_start() -> None:
 
 
 def lint_parallel(
-    items: Sequence[Item], jobs: int, cache: LintCache | None, lint_one: LintOne
+    items: Sequence[Item],
+    jobs: int,
+    cache: LintCache | None,
+    lint_one: LintOne,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FileResult | InternalError]:
     """Lint ``items`` with ``lint_one`` on ``jobs`` forked workers; outcomes in the order of
-    ``items``."""
+    ``items``, ``progress(done, total)`` called as they arrive."""
     import multiprocessing
     import pickle
 
@@ -109,7 +113,11 @@ def lint_parallel(
         chunk = max(1, min(16, len(items) // (jobs * 8)))
         with ctx.Pool(jobs, initializer=_worker_start) as pool:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-            returned = pool.map(_one, range(len(items)), chunksize=chunk)
+            returned = []
+            for got in pool.imap(_one, range(len(items)), chunksize=chunk):
+                returned.append(got)
+                if progress is not None:
+                    progress(len(returned), len(items))
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         _ITEMS, _CACHE, _LINT = (), None, None
