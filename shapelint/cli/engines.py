@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from shapelint.cli.argtypes import positive_int as _positive
-from shapelint.core.model import FP8_RECIPES
+from shapelint.core.dtypes import FP8_RECIPES
 from shapelint.hardware.engines import ENGINES, UnknownEngineError, all_default, lookup
 from shapelint.rules.engine_rules import rules_for
 

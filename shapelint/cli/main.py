@@ -37,7 +37,7 @@ COMMANDS = ("check", "rules", "rule", "gpus", "explain", "suggest", "gemm", "eng
 def _dtype(text: str) -> str:
     import argparse
 
-    from shapelint.core.model import DTYPES, normalize_dtype
+    from shapelint.core.dtypes import DTYPES, normalize_dtype
 
     dtype = normalize_dtype(text)
     if dtype is None:

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from shapelint.core.model import Dim, ModelConfig, normalize_dtype
+from shapelint.core.dtypes import normalize_dtype
+from shapelint.core.model import Dim, ModelConfig
 from shapelint.engine.options import LintOptions
 from shapelint.engine.target import resolve_target
 

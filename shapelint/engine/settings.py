@@ -21,7 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shapelint.core.model import Attention, Dim, Mode, normalize_dtype
+from shapelint.core.dtypes import normalize_dtype
+from shapelint.core.model import Attention, Dim, Mode
 from shapelint.dialects.common import KeyAliases
 from shapelint.engine.discover import as_posix
 

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TypeVar
 
-from shapelint.core.model import Dim, ModelConfig, Target, normalize_dtype
+from shapelint.core.dtypes import normalize_dtype, runnable_dtype
+from shapelint.core.model import Dim, ModelConfig, Target
 from shapelint.dialects.engines import default_engines
 from shapelint.engine.options import LintOptions
 from shapelint.hardware.gpus import GPU
@@ -31,7 +32,7 @@ def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Targe
         defaults.dtype,
         "bf16",
     )
-    runs = runnable_dtype(dtype, gpu)
+    runs = runnable_dtype(dtype, gpu.peak_tflops)
     return Target(
         gpu=gpu,
         dtype=runs,
@@ -60,25 +61,6 @@ def _config_recipe(config: ModelConfig) -> str | None:
     """The FP8 recipe ``config`` trains with (Megatron-LM's ``--fp8-recipe``), or None."""
     recipe = config.get(Dim.FP8_RECIPE)
     return recipe.value if recipe is not None and isinstance(recipe.value, str) else None
-
-
-# A GPU without a dtype's Tensor Core rate runs the nearest one it has (V100: bf16 → fp16).
-DTYPE_FALLBACK: dict[str, tuple[str, ...]] = {
-    "bf16": ("fp16", "fp32"),
-    "fp16": ("bf16", "fp32"),
-    "fp8": ("bf16", "fp16"),
-    "tf32": ("fp32",),
-}
-
-
-def runnable_dtype(dtype: str, gpu: GPU) -> str:
-    """``dtype`` if ``gpu`` has a rate for it, else the nearest one it has."""
-    if dtype in gpu.peak_tflops:
-        return dtype
-    for other in DTYPE_FALLBACK.get(dtype, ()):
-        if other in gpu.peak_tflops:
-            return other
-    return dtype
 
 
 def _first(*values: T | None) -> T:

@@ -31,13 +31,6 @@ from shapelint.core.digest import digest
 if TYPE_CHECKING:
     from pathlib import Path
 
-DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
-
-# Bytes per element of each dtype's GEMM inputs (tf32 GEMMs read fp32 tensors).
-ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
-    {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
-)
-
 _BUILTIN = "gpus.yaml"
 _SNAPSHOT = "gpus_snapshot.json"
 _SCHEMA = "gpus.schema.json"

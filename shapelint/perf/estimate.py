@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from shapelint.core.dtypes import ELEMENT_BYTES
 from shapelint.core.model import CAPACITY_DIMS, Dim, Estimate, Fix, ModelConfig, Target
-from shapelint.hardware.gpus import ELEMENT_BYTES, GPU
+from shapelint.hardware.gpus import GPU
 from shapelint.perf.attention import attention_fraction
 from shapelint.perf.gemm import CALIBRATION, GemmTime, gemm_time
 from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops

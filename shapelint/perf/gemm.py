@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from shapelint.hardware.gpus import ELEMENT_BYTES, GPU
+from shapelint.core.dtypes import ELEMENT_BYTES
+from shapelint.hardware.gpus import GPU
 
 Bound = Literal["compute", "memory"]
 AContig = Literal["k", "m"]

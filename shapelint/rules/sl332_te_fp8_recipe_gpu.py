@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.core.model import Dim, Finding, ModelConfig, Target, normalize_dtype
+from shapelint.core.dtypes import normalize_dtype
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.hardware.arch import compute_capability
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
