@@ -51,7 +51,7 @@ TABLE: tuple[Dtype, ...] = (
     Dtype(
         "fp8",
         1,
-        ("float8", "float8_e4m3fn", "float8_e5m2", "e4m3", "amp_fp8"),
+        ("float8", "float8_e4m3fn", "float8_e5m2", "e4m3", "e5m2", "amp_fp8"),
         ("bf16", "fp16"),
     ),
     Dtype("tf32", 4, (), ("fp32",)),
