@@ -21,15 +21,17 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shapelint.core.digest import digest
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+T = TypeVar("T")
 
 _BUILTIN = "gpus.yaml"
 _SNAPSHOT = "gpus_snapshot.json"
@@ -82,6 +84,12 @@ class GPU:
     arch: str = "unknown"
     # GPU-to-GPU bandwidth per direction in one node (GB/s), None where the table has none.
     interconnect_gbs: float | None = None
+    # The reference system (a DGX) the two fields below describe, the GPUs one NVLink/NVSwitch
+    # domain of it joins, and its scale-out network bandwidth per GPU, per direction (GB/s);
+    # None where the table has none. Not used by the model yet.
+    reference_node: str | None = None
+    gpus_per_node: int | None = None
+    inter_node_gbs: float | None = None
 
     def peak(self, dtype: str) -> float:
         """Dense peak TFLOP/s for ``dtype``; UnsupportedDtypeError if the GPU lacks it."""
@@ -199,6 +207,11 @@ def validate(data: Mapping[str, Any], label: str) -> None:
     raise GPUTableError("\n".join(lines))
 
 
+def _optional(raw: Mapping[str, Any], key: str, kind: Callable[[Any], T]) -> T | None:
+    value = raw.get(key)
+    return None if value is None else kind(value)
+
+
 def _gpus_from(data: Mapping[str, Any], label: str, default: float) -> dict[str, GPU]:
     out: dict[str, GPU] = {}
     for name, raw in (data.get("gpus") or {}).items():
@@ -222,9 +235,10 @@ def _gpus_from(data: Mapping[str, Any], label: str, default: float) -> dict[str,
                 notes=str(raw.get("notes", "")),
                 measured_dtypes=frozenset(d for d in measured if d in peak),
                 arch=str(raw.get("arch", "unknown")),
-                interconnect_gbs=(
-                    None if raw.get("interconnect_gbs") is None else float(raw["interconnect_gbs"])
-                ),
+                interconnect_gbs=_optional(raw, "interconnect_gbs", float),
+                reference_node=_optional(raw, "reference_node", str),
+                gpus_per_node=_optional(raw, "gpus_per_node", int),
+                inter_node_gbs=_optional(raw, "inter_node_gbs", float),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise GPUTableError(f"{label}: entry {name!r}: malformed ({exc})") from None
