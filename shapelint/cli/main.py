@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
-from shapelint.cli.common import DEFAULT_GPU, UsageError, _gpus, _targets
+from shapelint.cli.common import DEFAULT_GPU, UsageError, _gpus, _targets, write_gpu_notes
 from shapelint.core import interrupt as _interrupt
 
 # Imports live in the functions that use them: ``--version`` answers before argparse, the
@@ -412,6 +412,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("--write-baseline records findings; it cannot be combined with --diff")
     file_options = FileOptions(args)
     result = lint_check(args, file_options)
+    write_gpu_notes((g for o in file_options.built.values() for g in o.gpus), err)
     fixed = 0
     if args.diff:
         return run_diff(args, result, file_options, out, err)
@@ -642,6 +643,7 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(exc)) from None
     configs = _explained_configs(args.path, args.config_name, settings.keys)
     gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
+    write_gpu_notes(gpus, err)
     flags, defaults = _targets(args, settings)
     options = LintOptions(gpus=gpus, flags=flags, defaults=defaults)
     for gpu in options.gpus:
@@ -701,11 +703,12 @@ def run_server(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
 
 
-def run_gemm(args: argparse.Namespace, out: TextIO) -> int:
+def run_gemm(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint gemm M N K``: one GEMM's predicted time (logic in perf/gemm_command.py)."""
     from shapelint.cli import gemm as gemm_command
 
     (gpu,) = _gpus([args.gpu] if args.gpu else None, args.gpu_file)
+    write_gpu_notes([gpu], err)
     try:
         return gemm_command.run(args, gpu, args.dtype, out)
     except ValueError as exc:
@@ -805,7 +808,7 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
 
             return run_suggest(args, out, err)
         if args.command == "gemm":
-            return run_gemm(args, out)
+            return run_gemm(args, out, err)
         if args.command == "engines":
             from shapelint.cli.engines import run_engines
 

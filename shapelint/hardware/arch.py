@@ -3,9 +3,9 @@
 The GPU table (``gpus.yaml``) has a ``families`` section beside its ``gpus``: for each family
 (volta, ampere, ada, hopper, blackwell, cdna2, cdna3, and ``unknown`` for the defaults) the
 CUDA compute capabilities that name it and every family constant, each a ``value`` with its
-source or ``from`` another family that stands in. A GPU entry states its family (``arch``;
-``unknown`` when absent) and takes its family's value for each constant it does not state
-itself.
+source or ``from`` another family that stands in. A GPU entry states its family (``arch``) or
+lets its compute capability name it, and takes its family's value for each constant it does not
+state itself; a GPU file's entry that inherits says so in its `Inheritance.note`.
 
 The constants (`FAMILY_FIELDS`) and what reads them:
 
@@ -156,27 +156,61 @@ def family_of(cap: Capability, families: Mapping[str, Family]) -> str | None:
 
 @dataclass(frozen=True)
 class Inheritance:
-    """What one GPU entry takes from its family: the family, the compute capability, and every
-    constant (its own where stated)."""
+    """What one GPU entry takes from its family: the family and how it was found, the
+    compute capability, and every constant (its own where stated)."""
 
     family: str
+    found_by: str  # "arch", "compute capability 9.0", or "" (undetermined: the defaults)
     capability: Capability | None
     constants: Mapping[str, Any]
-    inherited: tuple[str, ...]  # the fields taken from the family
+    inherited: tuple[str, ...]  # the fields taken from the family, compute_capability first
+
+    def note(self, gpu: str, label: str) -> str:
+        """One line on what ``gpu`` of table ``label`` took from its family ("" for none)."""
+        if not self.inherited and self.found_by:
+            return ""
+        taken = ", ".join(
+            f"compute capability {self.capability[0]}.{self.capability[1]}"
+            if f == "compute_capability" and self.capability
+            else f
+            for f in self.inherited
+        )
+        if self.found_by:
+            text = f"GPU {gpu!r} ({label}) takes {taken} from the {self.family} family"
+            text += "" if self.found_by == "arch" else f" (named by its {self.found_by})"
+        else:
+            text = (
+                f"GPU {gpu!r} ({label}) states no arch and no compute capability that names "
+                f"a family: the defaults apply ({taken or 'nothing inherited'})"
+            )
+        if self.capability is None:
+            text += "; compute capability unknown: rules that choose kernels by it skip this GPU"
+        return text
 
 
-def inherit(entry: Mapping[str, Any], families: Mapping[str, Family]) -> Inheritance:
-    """What ``entry`` (one GPU of a table) takes from its family: the stated ``arch``, else
-    `UNKNOWN`. ValueError on an unknown ``arch``, a malformed compute capability or constant."""
+def inherit(entry: Mapping[str, Any], vendor: str, families: Mapping[str, Family]) -> Inheritance:
+    """What ``entry`` (one GPU of a table) takes from its family: the stated ``arch``, else the
+    family its ``compute_capability`` names, else `UNKNOWN`. The compute capability is
+    inherited only from an NVIDIA family that has a single one. ValueError on an unknown
+    ``arch``, a malformed compute capability or constant."""
     cap = (
         None if entry.get("compute_capability") is None else capability(entry["compute_capability"])
     )
-    name = str(entry.get("arch", UNKNOWN))
-    if name not in families:
-        known = ", ".join(sorted(families))
-        raise ValueError(f"arch {name!r} is not a family of the table (known: {known})")
+    stated = entry.get("arch")
+    if stated is not None:
+        name, found_by = str(stated), "arch"
+        if name not in families:
+            known = ", ".join(sorted(families))
+            raise ValueError(f"arch {name!r} is not a family of the table (known: {known})")
+    else:
+        named = family_of(cap, families) if cap is not None else None
+        name = named or UNKNOWN
+        found_by = f"compute capability {cap[0]}.{cap[1]}" if named and cap else ""
     family = families[name]
     inherited: list[str] = []
+    if cap is None and vendor == "nvidia" and len(family.capabilities) == 1:
+        cap = family.capabilities[0]
+        inherited.append("compute_capability")
     constants: dict[str, Any] = {}
     for key, read in FAMILY_FIELDS.items():
         if key in entry:
@@ -187,4 +221,4 @@ def inherit(entry: Mapping[str, Any], families: Mapping[str, Family]) -> Inherit
         else:
             constants[key] = family.constants[key]
             inherited.append(key)
-    return Inheritance(name, cap, MappingProxyType(constants), tuple(inherited))
+    return Inheritance(name, found_by, cap, MappingProxyType(constants), tuple(inherited))

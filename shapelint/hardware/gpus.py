@@ -90,11 +90,14 @@ class GPU:
     source: tuple[str, ...] = ()
     notes: str = ""
     measured_dtypes: frozenset[str] = field(default_factory=frozenset)
-    # The GPU family (gpus.yaml, ``families``) stated by the entry, else "unknown" (the
-    # defaults).
+    # The GPU family (gpus.yaml, ``families``): the one stated, else the one the compute
+    # capability names, else "unknown" (the defaults).
     arch: str = "unknown"
     # CUDA compute capability (major, minor), None where unknown (AMD, or not given).
     compute_capability: tuple[int, int] | None = None
+    # What a GPU file's entry took from its family, in one line ("" when nothing, and always
+    # for built-in entries); the commands print it as a note.
+    family_note: str = ""
     # GPU-to-GPU bandwidth per direction in one node (GB/s), None where the table has none.
     interconnect_gbs: float | None = None
     # The reference system (a DGX) the two fields below describe, the GPUs one NVLink/NVSwitch
@@ -230,13 +233,14 @@ def _gpus_from(
     label: str,
     default: float,
     families: Mapping[str, Family],
+    notes: bool,
 ) -> dict[str, GPU]:
     out: dict[str, GPU] = {}
     for name, raw in (data.get("gpus") or {}).items():
         try:
             vendor = str(raw["vendor"])
             try:
-                taken = inherit(raw, families)
+                taken = inherit(raw, vendor, families)
             except ValueError as exc:
                 raise GPUTableError(f"{label}: entry {name!r}: {exc}") from None
             constants = taken.constants
@@ -267,6 +271,7 @@ def _gpus_from(
                 default_flash_kernel=constants["default_flash_kernel"],
                 arch=taken.family,
                 compute_capability=taken.capability,
+                family_note=taken.note(str(name), label) if notes else "",
                 interconnect_gbs=_optional(raw, "interconnect_gbs", float),
                 reference_node=_optional(raw, "reference_node", str),
                 gpus_per_node=_optional(raw, "gpus_per_node", int),
@@ -353,7 +358,7 @@ def _builtin_table() -> tuple[dict[str, GPU], dict[str, str], float, dict[str, F
     data = builtin_data()
     default = _default_fraction(data, 0.776)
     families = _families(data, _BUILTIN, None)
-    gpus = _gpus_from(data, _BUILTIN, default, families)
+    gpus = _gpus_from(data, _BUILTIN, default, families, notes=False)
     return gpus, _index(gpus, _BUILTIN), default, families
 
 
@@ -371,7 +376,7 @@ def load_table(extra_file: str | Path | None = None) -> GPUTable:
     data = _read_yaml(text, label)
     validate(data, label)
     user_families = _families(data, label, families)
-    user = _gpus_from(data, label, _default_fraction(data, default), user_families)
+    user = _gpus_from(data, label, _default_fraction(data, default), user_families, notes=True)
     user_index = _index(user, label)
     # A user entry with a built-in entry's name replaces it; a user alias that a built-in
     # entry also claims now finds the user's entry.
