@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from shapelint.hardware.gpus import GPU
 
 DEFAULT_GPU = "H100-SXM"
+BUG_URL = "https://github.com/shapelint/shapelint/issues"
 
 
 class UsageError(Exception):

@@ -58,6 +58,17 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_parser(sub: Any) -> None:
+    """Register ``engines`` on the subparsers ``sub``."""
+    engines = sub.add_parser("engines", help="list the engines, versions checked and rule codes")
+    engines.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint engines``: the engine table (``--format text|json``)."""
+    return run_engines(args.format, out)
+
+
 def run_engines(fmt: str, out: TextIO) -> int:
     """Print every engine: name, kind, version checked, where, aliases and SL3xx codes."""
     defaults = set(all_default())

@@ -7,10 +7,18 @@ batch, count, flops, bytes, intensity, time_s, tflops, bound]) never change; oth
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any, TextIO
 
+from shapelint.cli.common import UsageError, _gpus, _targets, write_gpu_notes
 from shapelint.core.model import ModelConfig, Target
 from shapelint.perf.estimate import step_time
+
+if TYPE_CHECKING:
+    import argparse
+
+    from shapelint.dialects.common import KeyAliases
+    from shapelint.engine.options import LintOptions
 
 
 def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
@@ -249,3 +257,143 @@ def render_explain_text(data: dict[str, Any]) -> str:
         )
     lines.append(f"step time: {_seconds(data['step_time_s'])}   predicted MFU: {_pct(data['mfu'])}")
     return "\n".join(lines) + "\n"
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``explain`` on the subparsers ``sub``."""
+    from shapelint.cli.flags import add_target_flags
+
+    explain = sub.add_parser("explain", help="print the performance model's view of a config")
+    explain.add_argument("path", metavar="CONFIG", help="one config file")
+    explain.add_argument("--config-name", metavar="NAME", help="only the config named NAME")
+    explain.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help='text (default) or json: one object, or {"configs": [...]} for several',
+    )
+    explain.add_argument(
+        "--plot", metavar="FILE", help="draw the roofline chart to FILE (.png, .svg; needs [plot])"
+    )
+    explain.add_argument(
+        "--force", action="store_true", help="model a config even when it has SL0xx errors"
+    )
+    add_target_flags(explain)
+
+
+def _explained_configs(path: str, name: str | None, keys: KeyAliases) -> list[ModelConfig]:
+    """The configs of the one file ``path`` that have a model shape (``name``: only that one)."""
+    from shapelint import dialects
+    from shapelint.engine.discover import KINDS, kind_of
+    from shapelint.readers import parse
+
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory: explain reads one config file")
+    kind = kind_of(path)
+    if kind is None:
+        raise UsageError(f"{path}: not a config file shapelint reads ({', '.join(KINDS)})")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    doc = parse(path, data, kind)
+    if not doc.ok:
+        p = doc.problems[0]
+        raise UsageError(f"{path}:{p.span.line}:{p.span.column}: {p.message}")
+    configs = [c for c in dialects.extract(doc, keys) if not c.shape_from_elsewhere]
+    if not configs:
+        raise UsageError(f"{path}: no model config found (explain needs a model's shape)")
+    if name is None:
+        return configs
+    picked = [c for c in configs if name in (c.name, c.name.split(" ", 1)[-1])]
+    picked = picked or [c for c in configs if c.name.lower() == name.lower()]
+    if not picked:
+        names = ", ".join(repr(c.name) for c in configs[:10])
+        more = f" and {len(configs) - 10} more" if len(configs) > 10 else ""
+        raise UsageError(f"{path}: no config named {name!r} (found {names}{more})")
+    return picked
+
+
+def _explain_errors(
+    args: argparse.Namespace, options: LintOptions, configs: list[ModelConfig], err: TextIO
+) -> bool:
+    """Print the SL0xx errors of the explained configs to ``err``; True when there are any."""
+    from shapelint.engine.preflight import explain_errors
+    from shapelint.report import ReportContext
+    from shapelint.report.text import format_finding
+
+    errors = explain_errors(args.path, options, configs)
+    for f in errors:
+        err.write(format_finding(f, ReportContext()) + "\n")
+    if errors and not args.force:
+        err.write(
+            "shapelint: the config cannot run as written (errors above); fix them, or pass "
+            "--force to model it anyway\n"
+        )
+    return bool(errors)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint explain``: every GEMM of one step of each config in one file, as the
+    performance model sees it; ``--format json`` prints one object for one config (and GPU),
+    ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart."""
+    import json
+
+    from shapelint.engine.options import LintOptions
+    from shapelint.engine.settings import SettingsError, SettingsResolver
+    from shapelint.engine.target import resolve_target
+    from shapelint.hardware.gpus import UnsupportedDtypeError
+
+    try:
+        settings = SettingsResolver().for_file(args.path)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+    configs = _explained_configs(args.path, args.config_name, settings.keys)
+    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
+    write_gpu_notes(gpus, err)
+    flags, defaults = _targets(args, settings)
+    options = LintOptions(gpus=gpus, flags=flags, defaults=defaults)
+    for gpu in options.gpus:
+        try:
+            if args.dtype is not None:  # asked for by name: no silent fallback to another dtype
+                gpu.peak(args.dtype)
+        except UnsupportedDtypeError as exc:
+            raise UsageError(str(exc)) from None
+    if _explain_errors(args, options, configs, err) and not args.force:
+        return 1
+    results: list[dict[str, Any]] = []
+    for config in configs:
+        for gpu in options.gpus:
+            try:
+                results.append(explain(config, resolve_target(config, gpu, options)))
+            except UnsupportedDtypeError as exc:
+                raise UsageError(str(exc)) from None
+    if args.plot:
+        _plot(results, args.plot)
+    if args.format == "json":
+        payload = results[0] if len(results) == 1 else {"configs": results}
+        out.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        out.write("\n".join(render_explain_text(r) for r in results))
+    return 0
+
+
+def _plot(results: list[dict[str, Any]], path: str) -> None:
+    from shapelint.report.plot import MissingExtraError, plot_roofline
+
+    if len(results) != 1:
+        raise UsageError(
+            f"--plot draws one config on one GPU, not {len(results)}: "
+            "choose one with --config-name and a single --gpu"
+        )
+    try:
+        plot_roofline(results[0], path)
+    except MissingExtraError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # matplotlib: an unknown image format
+        raise UsageError(f"cannot draw {path}: {exc}") from None

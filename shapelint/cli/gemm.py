@@ -59,7 +59,7 @@ def render(data: dict[str, Any]) -> str:
     )
 
 
-def run(args: argparse.Namespace, gpu: GPU, dtype: str, out: TextIO) -> int:
+def report(args: argparse.Namespace, gpu: GPU, dtype: str, out: TextIO) -> int:
     """Print the prediction for the GEMM in ``args``; ValueError on a bad dimension."""
     dims = []
     for name in ("m", "n", "k", "batch"):
@@ -78,3 +78,37 @@ def run(args: argparse.Namespace, gpu: GPU, dtype: str, out: TextIO) -> int:
     else:
         out.write(render(data))
     return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``gemm`` on the subparsers ``sub``."""
+    from shapelint.cli.common import DEFAULT_GPU
+    from shapelint.cli.flags import dtype_arg
+
+    gemm = sub.add_parser("gemm", help="time one GEMM M×K by K×N as the model sees it")
+    gemm.add_argument("m", metavar="M")
+    gemm.add_argument("n", metavar="N")
+    gemm.add_argument("k", metavar="K")
+    gemm.add_argument("--batch", metavar="B", default="1", help="batched GEMMs (default 1)")
+    gemm.add_argument(
+        "--layout",
+        choices=("nn", "nt", "tn", "tt"),
+        default="nt",
+        help="A, B: n as written, t transposed (default nt: X·Wᵀ)",
+    )
+    gemm.add_argument("--format", choices=("text", "json"), default="text")
+    gemm.add_argument("--gpu", metavar="NAME", help=f"GPU (default {DEFAULT_GPU})")
+    gemm.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
+    gemm.add_argument("--dtype", type=dtype_arg, default="bf16", help="bf16|fp16|fp8|tf32|fp32")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint gemm M N K``: one GEMM's predicted time (logic in perf/gemm_command.py)."""
+    from shapelint.cli.common import UsageError, _gpus, write_gpu_notes
+
+    (gpu,) = _gpus([args.gpu] if args.gpu else None, args.gpu_file)
+    write_gpu_notes([gpu], err)
+    try:
+        return report(args, gpu, args.dtype, out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

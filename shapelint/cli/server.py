@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint import __version__
 
 if TYPE_CHECKING:
+    import argparse
+
     from lsprotocol import types
 
     from shapelint.core.model import Finding
@@ -196,4 +198,36 @@ def serve(options_for: Callable[[str], LintOptions | None]) -> int:
     return 0
 
 
-__all__ = ["MissingExtraError", "build_server", "code_actions", "diagnostics", "lint_text", "serve"]
+def add_parser(sub: Any) -> None:
+    """Register ``server`` on the subparsers ``sub``."""
+    server = sub.add_parser("server", help="language server over stdio (needs shapelint[lsp])")
+    server.add_argument("--config", metavar="FILE", help="settings file for every document")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint server``: the language server, each document linted as ``check`` would."""
+    import argparse
+
+    from shapelint.cli import check as check_command
+    from shapelint.cli.common import UsageError
+
+    parser = argparse.ArgumentParser(prog="shapelint")
+    check_command.add_parser(parser.add_subparsers(dest="command"))
+    check = parser.parse_args(["check", *(["--config", args.config] if args.config else [])])
+    file_options = check_command.FileOptions(check)
+    try:
+        return serve(file_options)
+    except MissingExtraError as exc:
+        raise UsageError(str(exc)) from None
+
+
+__all__ = [
+    "MissingExtraError",
+    "add_parser",
+    "build_server",
+    "code_actions",
+    "diagnostics",
+    "lint_text",
+    "run",
+    "serve",
+]

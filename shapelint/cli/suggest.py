@@ -62,8 +62,10 @@ def _keep(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def add_parser(sub: Any, add_target_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_parser(sub: Any) -> None:
     """Register ``suggest`` on the subparsers ``sub`` (target flags as ``check`` has them)."""
+    from shapelint.cli.flags import add_target_flags
+
     p = sub.add_parser(
         "suggest", help="search shapes near a config for the fastest at the same size"
     )
@@ -301,7 +303,7 @@ class ProgressLine:
             self.err.flush()
 
 
-def run_suggest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint suggest``: search, print, and optionally apply one candidate."""
     from shapelint.cli.common import write_gpu_notes
     from shapelint.engine.target import resolve_target
