@@ -198,7 +198,9 @@ def fitted_gpu(name: str, fitted: Fitted) -> GPU:
     """GPU ``name`` with ``fitted``'s constants for its family (the table's where it has none)."""
     gpu = lookup(name)
     sustained = fitted.sustained.get(gpu.arch, gpu.step_sustained_fraction)
-    scale = fitted.attention.get(gpu.arch, 1.0)
+    # A family whose scale is not fitted yet takes Ampere's, else 1.0: the shipped constants
+    # were fitted so (Hopper's sustained fraction is first fitted with Ampere's Triton scale).
+    scale = fitted.attention.get(gpu.arch, fitted.attention.get("ampere", 1.0))
     key = (gpu.name, sustained, scale)
     if key not in _FITTED_GPUS:
         _FITTED_GPUS[key] = dataclasses.replace(
@@ -253,7 +255,7 @@ def fit(rows: list[Row]) -> Fitted:
     # A fixed start, so the fit does not depend on the constants it replaces.
     fitted = Fitted(
         sustained=MappingProxyType(dict.fromkeys(archs, 1.0)),
-        attention=MappingProxyType(dict.fromkeys(archs, 1.0)),
+        attention=MappingProxyType({}),
         recompute_cost=1.0,
     )
 
