@@ -167,7 +167,7 @@ class Inheritance:
 
     def note(self, gpu: str, label: str) -> str:
         """One line on what ``gpu`` of table ``label`` took from its family ("" for none)."""
-        if not self.inherited and self.found_by:
+        if not self.inherited and self.found_by and self.capability is not None:
             return ""
         taken = ", ".join(
             f"compute capability {self.capability[0]}.{self.capability[1]}"
