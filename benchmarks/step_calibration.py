@@ -41,8 +41,9 @@ from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shapelint.core.model import Attention, Dim, ModelConfig, Target, Value
+from shapelint.core.model import Dim, ModelConfig, Target, Value
 from shapelint.core.source import Span
+from shapelint.core.target import Attention
 from shapelint.hardware.gpus import GPU, lookup
 from shapelint.perf.estimate import STEP_CALIBRATION, StepCalibration, step_time
 

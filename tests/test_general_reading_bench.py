@@ -60,6 +60,23 @@ def test_match_pairs_by_name_then_the_single_unit_of_a_file() -> None:
     assert paired[3]["dims"]["hidden"] == 64
 
 
+def test_match_reads_arm_and_subscript_names() -> None:
+    units = [
+        Unit("run.sh", ("1.7B",), 3, {"hidden": 2304}),
+        Unit("run.sh", ("3.6B",), 9, {"hidden": 3072}),
+        Unit("sizes.py", ("1.3b",), 1, {"hidden": 2048}),
+        Unit("sizes.py", ("13b",), 2, {"hidden": 5120}),
+    ]
+    configs = [
+        config("run.sh", "MODEL_SIZE=3.6B", hidden=3072),
+        config("run.sh", "MODEL_SIZE=1.7B", hidden=2304),
+        config("sizes.py", "MODEL_SIZES['13b']", hidden=5120),
+        config("sizes.py", "MODEL_SIZES['1.3b']", hidden=2048),
+    ]
+    paired = match(units, configs)
+    assert [paired[i]["dims"]["hidden"] for i in range(4)] == [2304, 3072, 2048, 5120]
+
+
 def test_match_does_not_pair_an_unnamed_config_in_a_file_with_several_units() -> None:
     units = [Unit("a.py", ("A",), 1, {"hidden": 1}), Unit("a.py", ("B",), 2, {"hidden": 2})]
     assert match(units, [config("a.py", "C", hidden=1)]) == {}

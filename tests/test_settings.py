@@ -242,6 +242,6 @@ def readme_example() -> str:
 def test_readme_example_loads(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(readme_example())
     s = load(str(tmp_path / "pyproject.toml"))
-    assert s.gpu == ("H100-SXM", "A100") and s.tp == 8 and s.fail_on == "warning"
+    assert s.gpu == ("H100-SXM", "A100") and s.target.get("tp") == 8 and s.fail_on == "warning"
     assert s.per_file_ignores == {"checkpoints/*/config.json": ("SL101", "SL103")}
     assert s.keys[Dim.HIDDEN] == ("model_width",)

@@ -155,13 +155,18 @@ def run_shapelint(python: str, root: Path, paths: Iterable[str], timeout: float)
 
 
 def _key(name: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", name.lower())
+    # Case and punctuation do not matter, dots do ("1.3b" is not "13b").
+    return re.sub(r"[^0-9a-z.]", "", name.lower())
 
 
 def _tails(name: str) -> set[str]:
-    """A config name and its last components (``A.b``, ``A:b``, ``f[b]`` give ``b`` too)."""
-    parts = [p for p in re.split(r"[.:/\[\]'\"()]+", name) if p]
-    return {_key(name), *(_key(p) for p in parts[-1:])}
+    """A config name and the parts a unit's name may be: ``mod.Cls`` gives ``Cls``,
+    ``SIZES['1.3b']`` gives ``1.3b``, ``MODEL_SIZE=1.7B`` (a shell arm) gives ``1.7B``."""
+    out = {_key(name)}
+    for part in re.split(r"[=:/\[\]'\"(),\s]+", name):
+        if part:
+            out |= {_key(part), _key(part.rsplit(".", 1)[-1])}
+    return out - {""}
 
 
 def got_dims(config: Mapping[str, Any]) -> dict[str, Any]:
