@@ -6,7 +6,7 @@ from conftest import configs_of, parse_text
 
 from shapelint.core.dtypes import runnable_dtype
 from shapelint.engine.options import LintOptions, TargetOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.engine.target import DEFAULT_SEQ_LEN, resolve_target
 from shapelint.hardware.gpus import lookup
 
