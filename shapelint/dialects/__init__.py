@@ -1,7 +1,12 @@
 """Dialects: which keys mean which `Dim`, per framework, and the framework's own formulas.
 
 Each dialect module has ``NAME``, ``detect(candidate) -> bool`` and
-``extract(doc, candidate, extra_keys) -> list[ModelConfig]``.
+``extract(doc, candidate, extra_keys) -> list[ModelConfig]``. It may also declare what its
+framework implies, so that no reader, rule or engine names a framework:
+
+- ``READER_HOOKS`` (`shapelint.readers.hooks.ReaderHooks`): what the readers need to know of
+  it (its launch scripts' flags, Python loops that build configs, base classes to skip),
+  registered when this package is imported.
 
 Dialects contribute, they do not claim. For each candidate mapping:
 
@@ -59,6 +64,7 @@ from shapelint.dialects import (
 )
 from shapelint.dialects.common import Dialect, KeyAliases, head_dim_split, looks_like_model
 from shapelint.dialects.common import resolve as resolve_key
+from shapelint.readers import hooks as reader_hooks
 
 # Ordered: most specific evidence first.
 DIALECTS: list[Dialect] = [
@@ -85,6 +91,14 @@ DIALECTS: list[Dialect] = [
     torchtune,
     deepspeed,
 ]
+
+# Every dialect module. Each may declare what it teaches the readers (``READER_HOOKS``, a
+# `shapelint.readers.hooks.ReaderHooks`), registered here, before any file is read.
+MODULES: tuple[object, ...] = (*DIALECTS, hf, neutral)
+for _module in MODULES:
+    _hooks = getattr(_module, "READER_HOOKS", None)
+    if isinstance(_hooks, reader_hooks.ReaderHooks):
+        reader_hooks.register(_hooks)
 
 # Dialects that fill framework defaults for keys a mapping leaves out: reading a mapping with
 # one of them is a decision about the whole mapping, so they never contribute second.

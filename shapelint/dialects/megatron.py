@@ -3,7 +3,7 @@
 
 Detected by a ``language_model`` mapping holding ``hidden_size`` or ``num_layers``, by a
 ``MODEL_ARGS`` mapping whose keys are command-line flags (``--hidden-size``), or by the flags
-of a shell launch script (``formats/shell.py``: ``torchrun pretrain_gpt.py --hidden-size …``).
+of a shell launch script (`megatron_scripts`: ``torchrun pretrain_gpt.py --hidden-size …``).
 ``MODEL_ARGS`` blocks whose keys are dotted NeMo overrides (``model.config.hidden_size: 768``,
 Megatron-LM's ``gpt-nemo`` test cases) are read with the NeMo key table (see `nemo`).
 
@@ -41,7 +41,7 @@ from dataclasses import replace
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Entry, Mapping
-from shapelint.dialects import nemo
+from shapelint.dialects import megatron_scripts, nemo
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
@@ -52,8 +52,22 @@ from shapelint.dialects.common import (
     settle_dims,
     training_config,
 )
+from shapelint.readers.hooks import ReaderHooks
 
 NAME = "megatron-lm"
+# What the readers learn from Megatron: its launch scripts' flags, and Megatron-core's config
+# roots, whose defaults the key tables model (the Python reader need not read them).
+READER_HOOKS = ReaderHooks(
+    shell=(megatron_scripts.SCRIPTS,),
+    neutral_base_paths=frozenset(
+        {
+            "megatron.core.transformer.transformer_config.TransformerConfig",
+            "megatron.core.transformer.TransformerConfig",
+            "megatron.core.model_parallel_config.ModelParallelConfig",
+            "megatron.core.ModelParallelConfig",
+        }
+    ),
+)
 DEFAULT_VOCAB_MULTIPLE = 128
 # Megatron-LM's defaults for --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim (MLA).
 MLA_QK_HEAD_DIM, MLA_ROPE_HEAD_DIM, MLA_V_HEAD_DIM = 128, 64, 128
