@@ -13,11 +13,17 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import parse_text
+from conftest import configs_of, parse_text
 
 import shapelint
 from shapelint import dialects
+from shapelint.core.model import Dim, Target, Traits
+from shapelint.core.source import Entry
+from shapelint.dialects.engines import default_engines
+from shapelint.hardware.gpus import lookup
 from shapelint.readers import hooks
+from shapelint.rules import sl328_te_mxfp8_gated_activation as sl328
+from shapelint.rules.batching import training_seq
 
 PACKAGE = Path(shapelint.__file__).parent
 DIALECT_NAMES = frozenset(str(m.NAME) for m in dialects.MODULES)
@@ -144,7 +150,7 @@ def test_the_shell_reader_reads_no_config_without_hooks(monkeypatch: pytest.Monk
 def test_the_shell_reader_reads_any_registered_framework(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse_text(OTHER_SCRIPT, "shell", "run.sh").candidates == []
 
-    def finish(text: str, entries: list[shapelint.core.source.Entry]) -> list:  # type: ignore[type-arg]
+    def finish(text: str, entries: list[Entry]) -> list[Entry]:
         return [e for e in entries if e.key != "--dummy"]
 
     flags = hooks.ShellFlags(
@@ -201,3 +207,93 @@ def test_neutral_bases_come_from_the_dialects(monkeypatch: pytest.MonkeyPatch) -
     assert open_bases() == ()
     monkeypatch.setattr(hooks, "NEUTRAL_BASES", set())
     assert open_bases() == ("PretrainedConfig",)
+
+
+# --- engines and traits, declared by the dialects ------------------------------------------
+
+NEMO = (
+    "trainer:\n  precision: bf16\nmodel:\n  num_layers: 32\n  hidden_size: 4096\n"
+    "  num_attention_heads: 32\n  make_vocab_size_divisible_by: 8\n"
+)
+NANOTRON = (
+    "model:\n  model_config:\n    hidden_size: 576\n    num_attention_heads: 9\n"
+    "    num_hidden_layers: 30\n    is_llama_config: true\n"
+    "parallelism:\n  tp: 1\ntokens:\n  micro_batch_size: 8\n"
+)
+TITAN = '[model]\nname = "llama3"\nflavor = "8B"\n\n[training]\nseq_len = 8192\n'
+MEGATRON_LOCAL = "transformer_impl: local\nlanguage_model:\n  hidden_size: 1024\n  num_layers: 4\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "dialect", "engines"),
+    [
+        (NEMO, "yaml", "nemo", ("megatron",)),
+        (NANOTRON, "yaml", "nanotron", ("nanotron",)),
+        (TITAN, "toml", "torchtitan", ("torchtitan",)),
+        (MEGATRON_SCRIPT, "shell", "megatron-lm", ("megatron", "transformer-engine")),
+        (MEGATRON_LOCAL, "yaml", "megatron-lm", ("megatron",)),
+        ('{"hidden_size": 64, "num_attention_heads": 4}', "json", "hf", None),
+    ],
+)
+def test_dialects_declare_their_engines(
+    text: str, fmt: str, dialect: str, engines: tuple[str, ...] | None
+) -> None:
+    (config,) = configs_of(text, fmt, f"config.{fmt}")
+    assert config.dialect == dialect
+    assert default_engines(config) == engines
+
+
+LITGPT_YAML = (
+    "model_config:\n  n_embd: 2048\n  n_head: 16\n  n_layer: 16\n  block_size: 4096\n"
+    "train:\n  micro_batch_size: 4\n"
+)
+NANOGPT = "n_layer = 12\nn_head = 12\nn_embd = 768\nblock_size = 4096\nbatch_size = 8\n"
+
+
+def test_block_size_is_a_training_length_where_the_dialect_says_so() -> None:
+    """LitGPT's ``block_size`` is the model's maximum context (LitGPT trains at
+    ``train.max_seq_length``); nanoGPT trains at its ``block_size``."""
+    (litgpt,) = configs_of(LITGPT_YAML, "yaml", "config.yaml")
+    (nanogpt,) = configs_of(NANOGPT, "python", "train_gpt2.py")
+    assert (litgpt.dialect, nanogpt.dialect) == ("litgpt", "nanogpt")
+    assert litgpt.traits == Traits(context_keys=frozenset({"block_size"}))
+    target = Target(gpu=lookup("H100-SXM"), seq_len=4096)
+    assert training_seq(litgpt, target) is None
+    seq = training_seq(nanogpt, target)
+    assert seq is not None and seq.key == "block_size"
+
+
+QWEN_WIDTHS = (
+    "  hidden_size: 8192\n  num_attention_heads: 64\n  num_layers: 80\n  ffn_hidden_size: 29568\n"
+)
+
+
+def test_megatron_runs_its_own_mlp_activation() -> None:
+    """SL328 (Transformer Engine's fused MXFP8 gated activation) does not apply to a Megatron
+    config: its MLP applies its own activation; the same widths from a HF config are checked."""
+    megatron = configs_of(f"language_model:\n{QWEN_WIDTHS}swiglu: true\n", "yaml", "m.yaml")[0]
+    hf = configs_of(
+        '{"hidden_size": 8192, "num_attention_heads": 64, "num_hidden_layers": 80,'
+        ' "intermediate_size": 29568, "hidden_act": "silu"}',
+    )[0]
+    assert megatron.traits.own_mlp_activation and not hf.traits.own_mlp_activation
+    assert megatron.gated_mlp and hf.gated_mlp
+    assert megatron.int(Dim.FFN) == hf.int(Dim.FFN) == 29568
+    target = Target(
+        gpu=lookup("B200"), dtype="fp8", fp8_recipe="mxfp8", tp=8, engines=("transformer-engine",)
+    )
+    assert list(sl328.check(megatron, target)) == []
+    assert len(list(sl328.check(hf, target))) == 1
+
+
+def test_rules_perf_and_engine_never_test_a_dialect_name() -> None:
+    """No comparison reads ``config.dialect`` outside the dialects (reports print it)."""
+    found = []
+    for layer in ("rules", "perf", "engine"):
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Compare) and any(
+                    isinstance(n, ast.Attribute) and n.attr == "dialect" for n in ast.walk(node)
+                ):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert found == []

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shapelint.core.model import Derivation, Dim, ModelConfig, Value
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects.common import (
     Builder,
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     import libcst as cst
 
 NAME = "litgpt"
+# ``block_size`` is the model's maximum context: LitGPT trains at ``train.max_seq_length``.
+TRAITS = Traits(context_keys=frozenset({"block_size"}))
 FRAMEWORK = "LitGPT Config"
 
 DEFAULTS: dict[str, object] = {

@@ -39,7 +39,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
-from shapelint.core.model import Derivation, Dim, ModelConfig, Value
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Entry, Mapping
 from shapelint.dialects import megatron_scripts, nemo
 from shapelint.dialects.common import (
@@ -68,6 +68,24 @@ READER_HOOKS = ReaderHooks(
         }
     ),
 )
+# Megatron-LM's MLP applies its own activation between two Transformer Engine linears unless
+# ``use_te_activation_func`` or ``use_te_op_fuser`` is set (both off by default; megatron/core/
+# models/gpt/gpt_layer_specs.py:532, megatron/core/transformer/transformer_config.py:1199 at
+# d98e8a64), and shapelint reads neither.
+TRAITS = Traits(own_mlp_activation=True)
+
+
+def engines(config: ModelConfig) -> tuple[str, ...]:
+    """A Megatron-LM config runs on Megatron, and on Transformer Engine unless its
+    ``transformer_impl`` says otherwise (``TransformerConfig.transformer_impl`` defaults to
+    "transformer_engine", megatron/core/transformer/transformer_config.py:1314-1316 at
+    d98e8a64; the command-line flags take that default, megatron/training/arguments.py:2373)."""
+    impl = config.get(Dim.TRANSFORMER_IMPL)
+    if impl is None or str(impl.value).lower() == "transformer_engine":
+        return ("megatron", "transformer-engine")
+    return ("megatron",)
+
+
 DEFAULT_VOCAB_MULTIPLE = 128
 # Megatron-LM's defaults for --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim (MLA).
 MLA_QK_HEAD_DIM, MLA_ROPE_HEAD_DIM, MLA_V_HEAD_DIM = 128, 64, 128
