@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import pkgutil
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,6 +144,20 @@ python run_model.py --d-model $D --n-layers ${LAYERS:-12} --dummy 1
 """
 
 
+def test_a_fresh_process_registers_the_hooks_before_reading(tmp_path: Path) -> None:
+    """The CLI imports the dialects (and so registers their hooks) before it reads a file."""
+    (tmp_path / "run.sh").write_text(MEGATRON_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "shapelint", "--format", "json", "--no-cache", "run.sh"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    configs = json.loads(proc.stdout)["configs"]
+    assert [(c["dialect"], c["dims"]["hidden"]) for c in configs] == [("megatron-lm", 4096)]
+
+
 def test_the_shell_reader_reads_no_config_without_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse_text(MEGATRON_SCRIPT, "shell", "run.sh").candidates != []
     monkeypatch.setattr(hooks, "SHELL", [])
@@ -155,7 +172,7 @@ def test_the_shell_reader_reads_any_registered_framework(monkeypatch: pytest.Mon
 
     flags = hooks.ShellFlags(
         shape_flags=frozenset({"--d-model"}),
-        programs=re.compile(r"(?:^|[/\s])(run_\w+\.py)\b"),
+        programs=r"(?:^|[/\s])(run_\w+\.py)\b",
         finish=finish,
     )
     monkeypatch.setattr(hooks, "SHELL", [*hooks.SHELL, flags])

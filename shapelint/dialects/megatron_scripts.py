@@ -64,20 +64,19 @@ def _placeholders(entries: list[Entry]) -> list[Entry]:
 # pass ``--micro-batch-size 1 --seq-length 1``, toolkits/model_checkpoints_convertor and
 # distributed_checkpoints_convertor at a098ca5a). Recognised by the Python program the script
 # runs, when it runs no training or inference one.
-_CONVERTER = re.compile(
+# (Patterns, compiled when a script is read: start-up pays nothing for them.)
+_CONVERTER = (
     r"(?:^|[/\s])(?:hf2mcore|mcore2hf|hf2megatron|megatron2hf|hf2megablocks|convert|checkpoint_util)"
     r"[\w.-]*\.py\b"
 )
-_RUNNER = re.compile(
-    r"(?:^|[/\s])[\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py\b"
-)
+_RUNNER = r"(?:^|[/\s])[\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py\b"
 RUN_FLAGS = frozenset(
     {"--seq-length", "--decoder-seq-length", "--micro-batch-size", "--global-batch-size"}
 )
 
 
 def _converts_checkpoints(text: str) -> bool:
-    return bool(_CONVERTER.search(text)) and not _RUNNER.search(text)
+    return bool(re.search(_CONVERTER, text)) and not re.search(_RUNNER, text)
 
 
 def _not_a_run(entries: list[Entry]) -> list[Entry]:
@@ -104,8 +103,6 @@ def finish(text: str, entries: list[Entry]) -> list[Entry]:
 # The training, inference and evaluation programs a script runs (``pretrain_gpt.py``), also
 # where a variable is assigned one (``PRETRAIN_SCRIPT_PATH="pretrain_gpt.py"``): the dialect
 # takes the defaults of flags left out from the program (`megatron.GPT_TRAINER`).
-PROGRAM = re.compile(
-    r"(?:^|[/\s=])([\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py)\b"
-)
+PROGRAM = r"(?:^|[/\s=])([\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py)\b"
 
 SCRIPTS = ShellFlags(shape_flags=SHAPE_FLAGS, programs=PROGRAM, finish=finish)

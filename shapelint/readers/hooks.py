@@ -16,7 +16,6 @@ base class outside the package tree is open.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -34,13 +33,14 @@ class ShellFlags:
     """How one framework's launch scripts pass a model's shape as ``--flag value`` pairs.
 
     ``shape_flags``: a script that passes one of them holds a config (one per model size when
-    it picks their values by a variable it is given); ``programs``: the programs that read
-    the flags, group 1 the file name (the candidate's ``callee``); ``finish``: the entries as
-    the framework reads them, given the script's text (dummy sizes made unknown).
+    it picks their values by a variable it is given); ``programs``: a regular expression for
+    the programs that read the flags, group 1 the file name (the candidate's ``callee``;
+    compiled when a script is read, not at start-up); ``finish``: the entries as the
+    framework reads them, given the script's text (dummy sizes made unknown).
     """
 
     shape_flags: frozenset[str]
-    programs: re.Pattern[str]
+    programs: str
     finish: Callable[[str, list[Entry]], list[Entry]]
 
 

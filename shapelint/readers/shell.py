@@ -387,7 +387,8 @@ def parse_shell(path: str, text: str) -> Document:
 def _candidates(
     path: str, text: str, tokens: list[_Token], grammar: hooks.ShellFlags
 ) -> list[Candidate]:
-    programs = _runs(tokens, grammar.programs)
+    """The script's candidates as ``grammar`` reads them: none without one of its shape flags."""
+    programs = _runs(tokens, _compiled(grammar.programs))
     selector = _selector(tokens, text, grammar.shape_flags)
     if selector is None:
         runs: list[tuple[str, list[_Token]]] = [("", tokens)]
@@ -412,6 +413,11 @@ def _candidates(
         root = Mapping(tuple(grammar.finish(text, entries)), reader.span(0, len(text)))
         out.append(Candidate(name=name, root=root, kind="shell", callee=programs))
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def _runs(tokens: list[_Token], programs: re.Pattern[str]) -> str:
