@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/step_calibration.py            # every row: published vs predicted MFU
     python benchmarks/step_calibration.py --fit      # refit the whole-step constants
-    python benchmarks/step_calibration.py --markdown # the README's table
+    python benchmarks/step_calibration.py --markdown # the table of docs/calibration.md
     python benchmarks/step_calibration.py --attention # FlashAttention figures: model vs published
 
 Data: tests/perf/data/llm_foundry_mpt.csv (every 8-GPU bf16 row of the H100 80GB, A100 80GB
@@ -39,8 +39,9 @@ from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shapelint.core.model import Attention, Dim, ModelConfig, Target, Value
+from shapelint.core.model import Dim, ModelConfig, Target, Value
 from shapelint.core.source import Span
+from shapelint.core.target import Attention
 from shapelint.hardware.gpus import GPU, lookup
 from shapelint.perf.estimate import STEP_CALIBRATION, StepCalibration, step_time
 

@@ -89,16 +89,28 @@ def runner_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_action(
-    tmp_path: Path, python: Path, inputs: Mapping[str, str]
+    tmp_path: Path,
+    python: Path,
+    inputs: Mapping[str, str],
+    only: str | None = None,
+    checkout: Path | None = None,
+    ref: str = ACTION_REF,
 ) -> tuple[int, str, Path, dict[str, str]]:
-    """Run every step; return (exit code of the last step run, its output, workspace, outputs)."""
-    action = load_action()
+    """Run every step (``only``: just the step of that name) of the action as GitHub would
+    for ``uses: shapelint/shapelint@REF``, with the action's files from ``checkout`` (default:
+    this working tree); return (exit code of the last step run, its output, workspace,
+    outputs)."""
     workspace = tmp_path / "workspace"
     action_path = tmp_path / "action"
     runner_temp = tmp_path / "runner-temp"
-    for d in (workspace, action_path, runner_temp):
+    for d in (workspace, runner_temp):
         d.mkdir(exist_ok=True)
-    copy_checkout(action_path)
+    if checkout is None:
+        action_path.mkdir(exist_ok=True)
+        copy_checkout(action_path)
+    else:
+        shutil.copytree(checkout, action_path, ignore=shutil.ignore_patterns(".git"))
+    action: dict[str, Any] = yaml.safe_load((action_path / "action.yml").read_text("utf-8"))
     files = {
         "GITHUB_STEP_SUMMARY": tmp_path / "step_summary.md",
         "GITHUB_OUTPUT": tmp_path / "output.txt",
@@ -110,7 +122,7 @@ def run_action(
     github = {
         "workspace": str(workspace),
         "action_path": str(action_path),
-        "action_ref": ACTION_REF,
+        "action_ref": ref,
         "repository": "example/models",
         "sha": "0123456789abcdef0123456789abcdef01234567",
     }
@@ -131,7 +143,7 @@ def run_action(
         CI="true",
         GITHUB_WORKSPACE=str(workspace),
         GITHUB_ACTION_PATH=str(action_path),
-        GITHUB_ACTION_REF=ACTION_REF,
+        GITHUB_ACTION_REF=ref,
         GITHUB_REPOSITORY=github["repository"],
         GITHUB_SHA=github["sha"],
         RUNNER_TEMP=str(runner_temp),
@@ -147,6 +159,8 @@ def run_action(
         assert "if" not in step, "conditions are not evaluated by this test"
         if "uses" in step:
             assert step["uses"].startswith("actions/setup-python@")
+            continue
+        if only is not None and step.get("name") != only:
             continue
         assert step["shell"] == "bash"
         step_env = dict(env)
@@ -264,3 +278,31 @@ def test_action_settings_error_fails_the_step(tmp_path: Path, runner_python: Pat
     )
     assert rc == 2, output
     assert outputs["exit-code"] == "2"
+
+
+def test_every_line_of_paths_is_linted(tmp_path: Path) -> None:
+    """``paths: |`` with one path per line lints each of them, not only the first (the lint step
+    alone, run with this test's Python, where shapelint is installed)."""
+    rc, output, _, outputs = run_action(
+        tmp_path,
+        Path(sys.executable),
+        {"paths": "clean\nconfigs/gpt2\n", "args": "--fail-on warning"},
+        only="Run shapelint",
+    )
+    assert rc == 1 and outputs["exit-code"] == "1", output
+    annotations = [ln for ln in output.splitlines() if ln.startswith("::")]
+    assert len(annotations) == 1 and "file=configs/gpt2/config.json" in annotations[0], output
+    summary = (tmp_path / "step_summary.md").read_text()
+    assert "in 2 configs in 2 files" in summary, summary
+
+
+def test_paths_and_args_split_on_spaces_tabs_and_newlines(tmp_path: Path) -> None:
+    rc, output, _, _ = run_action(
+        tmp_path,
+        Path(sys.executable),
+        {"paths": "clean\tconfigs/gpt2 configs/llama.yaml", "args": "--select\nSL1"},
+        only="Run shapelint",
+    )
+    assert rc == 1, output
+    summary = (tmp_path / "step_summary.md").read_text()
+    assert "in 3 configs in 3 files" in summary, summary

@@ -61,7 +61,9 @@ def test_edits_elsewhere_keep_the_match_a_new_value_does_not(repo: Path) -> None
     stale = [ln for ln in out.splitlines() if "SL008" in ln]
     lines = (repo / "base.json").read_text(encoding="utf-8").splitlines()
     row = next(i for i, ln in enumerate(lines, 1) if "50257" in ln)
-    assert len(stale) == 1 and stale[0].startswith(f"base.json:{row}:5: SL008 baseline entry")
+    assert len(stale) == 1 and stale[0].startswith(
+        f"base.json:{row}:5: SL008 [warning] baseline entry"
+    )
     assert "models/gpt2/config.json" in stale[0]
 
 

@@ -147,7 +147,7 @@ def test_expert_parallel_must_divide_tensor_parallel(tmp_path: Path) -> None:
     code, out = run(path, "--engine", "tensorrt-llm", "--tp", "8", "--ep", "3", "--select", "SL3")
     assert code == 1
     assert (
-        "SL317 tp_size must equal to moe_tp_size * moe_ep_size * moe_cluster_size, "
+        "SL317 [error] tp_size must equal to moe_tp_size * moe_ep_size * moe_cluster_size, "
         "but got 8 != 2 * 3 * 1" in out
     )
     # ep 16 > tp 8: moe_tp_size = 8 // 16 = 0.

@@ -316,7 +316,7 @@ def test_failed_fix_is_reported_with_reason(
     # The good fix is written; the bad one (768 / 10 heads) is reported, not applied.
     assert path.read_text() == GPT2_FIXED
     assert f"{path}:3:13: SL990 fix not applied: the fix would introduce SL003" in err
-    assert "SL990 twelve heads" in out and "Fixed 1 problem; 1 remaining." in out
+    assert "SL990 [warning] twelve heads" in out and "Fixed 1 problem; 1 remaining." in out
 
 
 def test_fix_hidden_below_the_threshold_is_not_a_new_finding(tmp_path: Path) -> None:

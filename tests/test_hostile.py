@@ -143,7 +143,7 @@ def test_a_named_file_is_always_reported(tmp_path: Path, rel: str) -> None:
     repo_with_noise(tmp_path)
     code, out, _ = run(rel, cwd=tmp_path)
     assert code == 1
-    assert f"{os.path.normpath(rel)}:" in out and " SL000 invalid " in out
+    assert f"{os.path.normpath(rel)}:" in out and " SL000 [error] invalid " in out
 
 
 def test_pre_commit_passes_files_as_a_walk_finds_them(
@@ -183,7 +183,9 @@ def test_dangling_symlink_is_a_finding_with_the_reason(tmp_path: Path) -> None:
     for target in ("config.json", "."):
         code, out, err = run(target, cwd=tmp_path)
         assert code == 1 and err == ""
-        assert out.startswith("config.json:1:1: SL000 cannot read file: No such file or directory")
+        assert out.startswith(
+            "config.json:1:1: SL000 [error] cannot read file: No such file or directory"
+        )
         assert "'missing.json', which does not exist" in out
         assert "All checks passed" not in out
 
@@ -201,7 +203,7 @@ def test_permission_denied_is_a_finding(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(runner.os, "open", deny)
     code, out, err = run(".", cwd=tmp_path)
     assert code == 1 and err == ""
-    assert "a.json:1:1: SL000 cannot read file: Permission denied" in out
+    assert "a.json:1:1: SL000 [error] cannot read file: Permission denied" in out
     assert "b.json:5:17: SL101" in out  # the other file is still linted
 
 
@@ -212,7 +214,7 @@ def test_unreadable_file_on_disk(tmp_path: Path) -> None:
     path.chmod(0)
     code, out, _ = run(".", cwd=tmp_path)
     assert code == 1
-    assert "config.json:1:1: SL000 cannot read file: Permission denied" in out
+    assert "config.json:1:1: SL000 [error] cannot read file: Permission denied" in out
 
 
 def test_file_deleted_between_discovery_and_reading(
@@ -231,7 +233,7 @@ def test_file_deleted_between_discovery_and_reading(
     monkeypatch.setattr(runner, "discover", discover_then_delete)
     code, out, _ = run(".", cwd=tmp_path)
     assert code == 1
-    assert "a.json:1:1: SL000 cannot read file: No such file or directory" in out
+    assert "a.json:1:1: SL000 [error] cannot read file: No such file or directory" in out
     assert "b.json:5:17: SL101" in out
 
 
@@ -243,14 +245,16 @@ def test_fifo_is_skipped_when_walked_and_refused_when_named(tmp_path: Path) -> N
     assert "info: x.json: skipped: a FIFO, not a regular file" in err
     code, out, _ = run("x.json", cwd=tmp_path)
     assert code == 1
-    assert out.startswith("x.json:1:1: SL000 cannot read file: it is a FIFO, not a regular file")
+    assert out.startswith(
+        "x.json:1:1: SL000 [error] cannot read file: it is a FIFO, not a regular file"
+    )
 
 
 def test_device_named_explicitly_is_refused(tmp_path: Path) -> None:
     os.symlink(os.devnull, tmp_path / "null.json")
     code, out, _ = run("null.json", cwd=tmp_path)
     assert code == 1
-    assert "SL000 cannot read file: it is a device or other special file" in out
+    assert "SL000 [error] cannot read file: it is a device or other special file" in out
 
 
 def test_size_limit_refuses_without_reading(
@@ -612,7 +616,7 @@ def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
     code, out, err = run(".", cwd=tmp_path)
     assert code == 1 and err == ""
     assert (
-        "slow.yaml:1:1: SL000 too complex to read statically: more than 0.5 s of CPU time; "
+        "slow.yaml:1:1: SL000 [error] too complex to read statically: more than 0.5 s of CPU time; "
         "the setting max-seconds-per-file raises the limit" in out
     )
     assert "config.json:5:17: SL101" in out

@@ -247,39 +247,41 @@ def test_installed_hook_blocks_a_commit(
     assert git(work, "log", "--format=%s") == "clean config"
 
 
-# --- the README's recipes (issue 14) ------------------------------------------------------
+# --- the documented recipes (issue 14; docs/integrations.md and the README) ----------------
+
+INTEGRATIONS = REPO / "docs" / "integrations.md"
 
 
-def readme_precommit_blocks() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+def doc_blocks(heading: str) -> list[str]:
+    """The yaml and sh blocks under ``## heading`` of docs/integrations.md."""
+    page = INTEGRATIONS.read_text(encoding="utf-8")
+    section = page.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```(?:yaml|sh)\n(.*?)```", section, flags=re.S)
 
 
+def readme_precommit_block() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, flags=re.S)
+    return block
+
+
 def readme_hook_ids() -> list[str]:
-    remote = readme_precommit_blocks()[0]
-    return re.findall(r"id: ([\w-]+)", remote)
+    return re.findall(r"id: ([\w-]+)", readme_precommit_block())
 
 
-def test_readme_snippet_names_real_hooks_and_no_invented_tag() -> None:
+def test_snippets_name_real_hooks_and_the_release_tag() -> None:
+    """The README and the docs show the same remote recipe, naming both hooks of the manifest
+    and pinned to this version's tag (tests/test_release.py runs it from such a tag)."""
     from shapelint import __version__
 
-    remote = yaml.safe_load(readme_precommit_blocks()[0])["repos"][0]
+    assert readme_precommit_block() == doc_blocks("pre-commit")[0]
+    remote = yaml.safe_load(readme_precommit_block())["repos"][0]
     manifest = {h["id"] for h in yaml.safe_load(HOOKS.read_text(encoding="utf-8"))}
     ids = readme_hook_ids()
     assert ids == ["shapelint", "shapelint-fix"] and set(ids) <= manifest
-    rev = str(remote["rev"])
-    tags = subprocess.run(
-        ["git", "tag", "--list"], cwd=REPO, capture_output=True, text=True, check=False
-    ).stdout.split()
-    # A version-like rev must be a tag that exists; otherwise the README pins a branch and
-    # says how to freeze it to a commit.
-    if re.fullmatch(r"v?\d+(\.\d+)*", rev):
-        assert rev in tags, f"the README's rev {rev} is not a tag of this repository"
-    else:
-        assert rev == "main" and "autoupdate --freeze" in readme_precommit_blocks()[0]
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert f"reports {__version__}" in readme
+    assert remote["repo"] == "https://github.com/shapelint/shapelint"
+    assert str(remote["rev"]) == f"v{__version__}"
 
 
 @pytest.mark.network
@@ -301,15 +303,17 @@ def test_try_repo_with_the_readme_hook_ids(
 
 
 @pytest.mark.network
-def test_readme_local_recipe_runs(hook_repo: tuple[Path, str], work: Path, tmp_path: Path) -> None:
-    """The README's ``repo: local`` hook as written, installing this checkout in place of the
-    commit it would pin."""
+def test_docs_local_recipe_runs(hook_repo: tuple[Path, str], work: Path, tmp_path: Path) -> None:
+    """The documented ``repo: local`` hook as written, installing this checkout in place of the
+    tag it pins."""
     repo, _ = hook_repo
-    local = yaml.safe_load(readme_precommit_blocks()[1])
+    from shapelint import __version__
+
+    local = yaml.safe_load(doc_blocks("pre-commit")[1])
     (hook,) = local["repos"][0]["hooks"]
     (dep,) = hook["additional_dependencies"]
     assert local["repos"][0]["repo"] == "local" and hook["language"] == "python"
-    assert dep.startswith("shapelint @ git+https://github.com/shapelint/shapelint@")
+    assert dep == f"shapelint @ git+https://github.com/shapelint/shapelint@v{__version__}"
     hook["additional_dependencies"] = [f"shapelint @ {repo.as_uri()}"]
     add(work, ".pre-commit-config.yaml", yaml.safe_dump(local))
     add(work, "models/gpt2/config.json", GPT2)
@@ -321,14 +325,14 @@ def test_readme_local_recipe_runs(hook_repo: tuple[Path, str], work: Path, tmp_p
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_readme_ci_recipe_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_docs_ci_recipe_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CI recipe's ``shapelint`` commands, run as written on the bundled examples."""
     import io
     import shlex
 
     from shapelint.cli.main import main
 
-    ci = readme_precommit_blocks()[2]
+    (ci,) = doc_blocks("Other CI systems")
     commands = [ln for ln in ci.splitlines() if ln.startswith("shapelint ")]
     assert len(commands) == 2 and ci.startswith("pip install ")
     shutil.copytree(REPO / "examples", tmp_path / "examples")

@@ -232,16 +232,15 @@ def test_no_settings_file_does_not_import_jsonschema(project: Path) -> None:
     assert proc.stdout.strip().splitlines()[-1] == "True 1", proc.stderr
 
 
-def readme_example() -> str:
-    """The settings example shown in README.md's Settings section."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Settings", 1)[1]
-    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+def docs_example() -> str:
+    """The settings example that opens docs/configuration.md."""
+    page = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+    return page.read_text(encoding="utf-8").split("```toml\n", 1)[1].split("```", 1)[0]
 
 
-def test_readme_example_loads(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text(readme_example())
+def test_docs_example_loads(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(docs_example())
     s = load(str(tmp_path / "pyproject.toml"))
-    assert s.gpu == ("H100-SXM", "A100") and s.tp == 8 and s.fail_on == "warning"
+    assert s.gpu == ("H100-SXM", "A100") and s.target.get("tp") == 8 and s.fail_on == "warning"
     assert s.per_file_ignores == {"checkpoints/*/config.json": ("SL101", "SL103")}
     assert s.keys[Dim.HIDDEN] == ("model_width",)

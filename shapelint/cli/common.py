@@ -33,12 +33,8 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
 
 
 def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:
-    """The target the flags choose, and the defaults the settings give (same field names)."""
-    import dataclasses
+    """The target the flags choose, and the defaults the settings give."""
+    from shapelint.core.target import TARGET_FIELDS, TargetOptions
 
-    from shapelint.engine.options import TargetOptions
-
-    names = [f.name for f in dataclasses.fields(TargetOptions)]
-    flags = TargetOptions(**{n: getattr(args, n) for n in names})
-    defaults = TargetOptions(**{n: getattr(settings, n) for n in names})
-    return flags, defaults
+    flags = TargetOptions(**{f.name: getattr(args, f.name) for f in TARGET_FIELDS})
+    return flags, settings.target

@@ -1,6 +1,5 @@
 """``shapelint engines``: the engines the SL3xx rules know, the versions checked, the codes;
-and the target flags that name engines and parallel sizes (``--engine``, ``--pp``, ``--ep``,
-``--cp``, ``--sp``), shared by ``check`` and ``explain``."""
+and the argparse action of the ``--engine`` target flag (`shapelint.cli.flags`)."""
 
 from __future__ import annotations
 
@@ -9,8 +8,6 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from shapelint.cli.argtypes import positive_int as _positive
-from shapelint.core.model import FP8_RECIPES
 from shapelint.hardware.engines import ENGINES, UnknownEngineError, all_default, lookup
 from shapelint.rules.engine_rules import rules_for
 
@@ -34,28 +31,6 @@ class EngineAction(argparse.Action):
         if name not in current:
             current = (*current, name)
         setattr(namespace, self.dest, current)
-
-
-def add_engine_flags(p: argparse.ArgumentParser) -> None:
-    """``--engine NAME[@VERSION]`` (repeatable) and the pipeline / expert / context sizes."""
-    p.add_argument(
-        "--engine",
-        dest="engines",
-        action=EngineAction,
-        metavar="NAME[@VERSION]",
-        help="engine that will run the config (repeatable; `shapelint engines` lists them)",
-    )
-    p.add_argument("--pp", type=_positive, metavar="N", help="pipeline-parallel stages")
-    p.add_argument("--ep", type=_positive, metavar="N", help="expert-parallel size")
-    p.add_argument("--cp", type=_positive, metavar="N", help="context-parallel size")
-    p.add_argument(
-        "--sp", type=_positive, metavar="N", help="sequence-parallel size (DeepSpeed Ulysses)"
-    )
-    p.add_argument(
-        "--fp8-recipe",
-        choices=FP8_RECIPES,
-        help="FP8-family training recipe with --dtype fp8 (delayed|current|mxfp8|nvfp4)",
-    )
 
 
 def add_parser(sub: Any) -> None:

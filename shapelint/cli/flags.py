@@ -1,14 +1,17 @@
-"""The flags several commands share: the target (``check``, ``explain``, ``suggest``) and the
-settings, output and exit-code flags of ``check``."""
+"""The flags several commands share: the target (``check``, ``explain``, ``suggest``; one flag
+per field declared in `shapelint.core.target`) and the settings, output and exit-code flags of
+``check``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shapelint.cli.common import DEFAULT_GPU
 
 if TYPE_CHECKING:
     import argparse
+
+    from shapelint.core.target import TargetField
 
 
 def dtype_arg(text: str) -> str:
@@ -30,12 +33,71 @@ def codes_arg(values: list[str] | None) -> tuple[str, ...]:
     return tuple(c.strip().upper() for v in values or () for c in v.split(",") if c.strip())
 
 
+# The target flags in the order the help listed them before they were declared in one place
+# (shapelint.core.target); a new field's flag follows them.
+_HELP_ORDER = (
+    "dtype",
+    "tp",
+    "micro_batch",
+    "seq_len",
+    "mode",
+    "attention",
+    "engines",
+    "pp",
+    "ep",
+    "cp",
+    "sp",
+    "fp8_recipe",
+    "fused",
+    "data_parallel",
+    "sharded",
+    "recompute",
+)
+
+
+def fused_arg(text: str) -> str:
+    """A fusion spec written the one way (`shapelint.perf.fusion.fused_spec`), or a usage
+    error naming the unknown fusion."""
+    import argparse
+
+    # Imported here: `--version` and commands without --fused load no part of perf.
+    from shapelint.perf.fusion import fused_spec
+
+    try:
+        return fused_spec(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def target_argument(spec: TargetField) -> dict[str, Any]:
+    """``add_argument`` keywords of the target field ``spec``'s flag, by its kind."""
+    import argparse
+
+    from shapelint.cli.argtypes import positive_int
+    from shapelint.cli.engines import EngineAction
+
+    kw: dict[str, Any] = {"dest": spec.name, "help": spec.help}
+    if spec.metavar is not None:
+        kw["metavar"] = spec.metavar
+    if spec.kind == "positive":
+        kw["type"] = positive_int
+    elif spec.kind == "choice":
+        kw["choices"] = spec.choices
+    elif spec.kind == "bool":
+        kw.update(action=argparse.BooleanOptionalAction, default=None)
+    elif spec.kind == "dtype":
+        kw["type"] = dtype_arg
+    elif spec.kind == "engines":
+        kw["action"] = EngineAction
+    elif spec.kind == "fused":
+        kw["type"] = fused_arg
+    return kw
+
+
 def add_target_flags(p: argparse.ArgumentParser) -> None:
-    """Flags shared by ``check`` and ``explain`` that choose the target."""
-    from shapelint.cli.argtypes import positive_int as _positive
-    from shapelint.cli.engines import add_engine_flags
-    from shapelint.cli.step_flags import add_step_flags
-    from shapelint.core.model import ATTENTION_KERNELS
+    """Flags shared by ``check``, ``explain`` and ``suggest`` that choose the target: the GPUs,
+    and one flag per target field (`shapelint.core.target`)."""
+    from shapelint.core.target import in_order
 
     p.add_argument(
         "--gpu",
@@ -44,20 +106,8 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
         help=f"target GPU (repeatable; default {DEFAULT_GPU})",
     )
     p.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
-    p.add_argument("--dtype", type=dtype_arg, help="bf16|fp16|fp8|tf32|fp32 (torch names accepted)")
-    p.add_argument("--tp", type=_positive, metavar="N", help="tensor-parallel size")
-    p.add_argument("--micro-batch", type=_positive, metavar="B", help="micro-batch size per GPU")
-    p.add_argument("--seq-len", type=_positive, metavar="S", help="sequence length")
-    p.add_argument(
-        "--mode", choices=("train", "prefill", "decode"), help="what a step is (default train)"
-    )
-    p.add_argument(
-        "--attention",
-        choices=ATTENTION_KERNELS,
-        help="attention kernel (default flash: FA3 on Hopper, FA2 elsewhere)",
-    )
-    add_engine_flags(p)
-    add_step_flags(p)
+    for spec in in_order(_HELP_ORDER):
+        p.add_argument(spec.option, **target_argument(spec))
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:

@@ -2,8 +2,8 @@
 
 `Dim` names the dimensions shapelint understands; a `Value` is one of them as written in a
 file (or derived from others), with its key path and `Span`; a `ModelConfig` is one model's
-dims; a `Target` is what the config is run on; `Finding`, `Fix` and `Edit` are what rules
-report and the fixer applies.
+dims; a `Target` (`shapelint.core.target`) is what the config is run on; `Finding`, `Fix` and
+`Edit` are what rules report and the fixer applies.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from shapelint.core.source import Span
 
-if TYPE_CHECKING:
-    from shapelint.hardware.gpus import GPU
+# Re-exported for the transition: `Target` lives in shapelint.core.target.
+from shapelint.core.target import Target as Target
 
 
 class Dim(str, enum.Enum):
@@ -329,67 +329,10 @@ class ModelConfig:
 
 _NOWHERE = Span("", 1, 1, 1, 1, 0, 0)
 
-Mode = Literal["train", "prefill", "decode"]
-# "flash" is the GPU's default fused kernel (FlashAttention-3 on Hopper, FlashAttention-2
-# elsewhere); the others name one kernel (shapelint.perf.attention).
-Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "flash1", "triton", "unfused"]
-ATTENTION_KERNELS: tuple[str, ...] = (
-    "flash",
-    "flash2",
-    "flash3",
-    "cudnn",
-    "sdpa",
-    "flash1",
-    "triton",
-    "unfused",
-)
 Severity = Literal["error", "warning", "info"]
 Applicability = Literal["safe", "unsafe"]
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a config is run on: one GPU, a dtype, micro-batch b, sequence s, tensor parallel t."""
-
-    gpu: GPU
-    dtype: str = "bf16"
-    micro_batch: int = 1
-    seq_len: int = 4096
-    tp: int = 1
-    mode: Mode = "train"
-    attention: Attention = "flash"
-    # Engines the config will run on (shapelint.hardware.engines names) and the other
-    # parallel sizes: pipeline stages, expert parallel, context parallel, DeepSpeed Ulysses
-    # sequence parallel.
-    # Read by the SL3xx rules.
-    engines: tuple[str, ...] = ()
-    pp: int = 1
-    ep: int = 1
-    cp: int = 1
-    sp: int = 1
-    # The FP8-family training recipe under ``dtype == "fp8"`` (`FP8_RECIPES`; None: the
-    # engine's default). Read by the rules of engines whose checks differ by recipe
-    # (torchtitan's NVFP4 converter, SL327); the performance model times every recipe's
-    # GEMMs at FP8 rates.
-    fp8_recipe: str | None = None
-    # False when no flag or setting chose the GPU and the built-in default stands in for it:
-    # rules that refuse a config for the GPU itself rather than its shapes report only a GPU
-    # the user chose (SL332).
-    gpu_chosen: bool = True
-    # The dtype the flags or the config asked for when the GPU has no Tensor Core rate for it
-    # and ``dtype`` is the one it is timed in instead (fp8 on an A100 is timed as bf16); None
-    # when ``dtype`` is what was asked.
-    asked_dtype: str | None = None
-    # How a training step is run (shapelint.perf.ops): the kernel fusions ("default" is what a
-    # Megatron-LM run does; "none" is PyTorch eager; or a comma list), data-parallel GPUs (for
-    # the gradient reduction), optimizer state sharded over them (ZeRO/FSDP), and full
-    # activation recomputation (one extra forward per layer).
-    fused: str = "default"
-    data_parallel: int = 1
-    sharded: bool = False
-    recompute: bool = False
 
 
 @dataclass(frozen=True)
@@ -455,9 +398,6 @@ class Finding:
 
 
 DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
-# FP8-family training recipes (``--fp8-recipe``): per-tensor delayed or current scaling, and
-# the block-scaled MXFP8 (32-element blocks) and NVFP4 (16-element blocks, FP4 values).
-FP8_RECIPES = ("delayed", "current", "mxfp8", "nvfp4")
 _DTYPE_ALIASES = {
     "bf16": "bf16",
     "bfloat16": "bf16",

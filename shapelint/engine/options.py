@@ -1,4 +1,5 @@
-"""What decides a run's findings: the target fields a user chose, and the lint options."""
+"""What decides a run's findings: the target fields a user chose (`TargetOptions`, declared with
+`shapelint.core.target.Target`), and the lint options."""
 
 from __future__ import annotations
 
@@ -8,40 +9,13 @@ from typing import TYPE_CHECKING
 
 from shapelint.core.limits import DEFAULT as DEFAULT_BUDGET
 from shapelint.core.limits import Budget
-from shapelint.core.model import Attention, Mode
+from shapelint.core.target import TargetOptions
 from shapelint.dialects.common import KeyAliases
 from shapelint.hardware.gpus import GPU
 from shapelint.rules import RuleModule
 
 if TYPE_CHECKING:
     from shapelint.engine.baseline import Baseline
-
-
-@dataclass(frozen=True)
-class TargetOptions:
-    """Target fields a user chose (CLI flags or settings); None means "not chosen"."""
-
-    dtype: str | None = None
-    micro_batch: int | None = None
-    seq_len: int | None = None
-    tp: int | None = None
-    mode: Mode | None = None
-    attention: Attention | None = None
-    # Engines (canonical shapelint.hardware.engines names) and the other parallel sizes
-    # (SL3xx rules).
-    engines: tuple[str, ...] | None = None
-    pp: int | None = None
-    ep: int | None = None
-    cp: int | None = None
-    sp: int | None = None
-    # The FP8-family recipe (model.FP8_RECIPES), meaningful with dtype fp8.
-    fp8_recipe: str | None = None
-    # How a training step is run (shapelint.perf.ops): fusions, data parallel, sharding,
-    # activation recomputation.
-    fused: str | None = None
-    data_parallel: int | None = None
-    sharded: bool | None = None
-    recompute: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -69,3 +43,6 @@ class LintOptions:
     # The config rules to run; None: every rule in the registry (`rules.config_rules`).
     rules: tuple[RuleModule, ...] | None = None
     budget: Budget = DEFAULT_BUDGET
+
+
+__all__ = ["LintOptions", "TargetOptions"]

@@ -6,7 +6,9 @@ without ``[tool.shapelint]`` does not count). The walk stops at a directory hold
 or at the filesystem root. ``--config FILE`` replaces the search for every file.
 
 Files are validated once, when loaded, against ``settings.schema.json``; a problem is a
-`SettingsError` whose one-line message names the file, the key and what was expected.
+`SettingsError` whose one-line message names the file, the key and what was expected. The
+target fields' keys (``micro-batch`` …), their schema entries and their parsing come from their
+declaration (`shapelint.core.target`).
 ``jsonschema`` is imported only when a settings file exists.
 """
 
@@ -21,9 +23,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shapelint.core.model import Attention, Dim, Mode, normalize_dtype
+from shapelint.core.model import Dim, normalize_dtype
+from shapelint.core.target import TargetField, TargetOptions
 from shapelint.dialects.common import KeyAliases
 from shapelint.engine.discover import as_posix
+from shapelint.engine.settings_schema import SCHEMA_PATH, TARGET_KEYS
 
 
 def _tomllib() -> Any:
@@ -55,22 +59,9 @@ class Settings:
     path: str | None = None
     gpu: tuple[str, ...] | None = None
     gpu_file: str | None = None
-    dtype: str | None = None
-    mode: Mode | None = None
-    micro_batch: int | None = None
-    seq_len: int | None = None
-    tp: int | None = None
-    attention: Attention | None = None
-    engines: tuple[str, ...] | None = None
-    pp: int | None = None
-    ep: int | None = None
-    cp: int | None = None
-    sp: int | None = None
-    fp8_recipe: str | None = None
-    fused: str | None = None
-    data_parallel: int | None = None
-    sharded: bool | None = None
-    recompute: bool | None = None
+    # The target fields these settings choose (`shapelint.core.target`; key ``micro-batch``
+    # for the field ``micro_batch``).
+    target: TargetOptions = TargetOptions()
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -115,8 +106,7 @@ EMPTY = Settings()
 
 
 def _schema() -> dict[str, Any]:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "settings.schema.json")
-    with open(path, encoding="utf-8") as fh:
+    with open(SCHEMA_PATH, encoding="utf-8") as fh:
         schema: dict[str, Any] = json.load(fh)
     return schema
 
@@ -158,10 +148,12 @@ def validate(data: Mapping[str, Any], where: str) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise SettingsError(f"{where}: {_describe_error(error, data, schema)}")
-    dtype = data.get("dtype")
-    if dtype is not None and normalize_dtype(dtype) is None:
-        expected = schema["properties"]["dtype"]["description"]
-        raise SettingsError(f"{where}: dtype: expected {expected}, got {json.dumps(dtype)}")
+    for spec in TARGET_KEYS:
+        value = data.get(spec.key)
+        if spec.kind == "dtype" and value is not None and normalize_dtype(value) is None:
+            raise SettingsError(
+                f"{where}: {spec.key}: expected {spec.expected}, got {json.dumps(value)}"
+            )
 
 
 def _codes(values: Iterable[str]) -> tuple[str, ...]:
@@ -256,27 +248,12 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
         data, extends = _extended(data, path, (os.path.abspath(path),))
     root = os.path.dirname(os.path.abspath(path))
     gpu_file = data.get("gpu-file")
-    dtype = data.get("dtype")
+    target = {s.name: _target_value(s, data[s.key], where) for s in TARGET_KEYS if s.key in data}
     return Settings(
         path=path,
         gpu=tuple(data["gpu"]) if "gpu" in data else None,
         gpu_file=os.path.join(root, gpu_file) if gpu_file else None,
-        dtype=normalize_dtype(dtype) if dtype is not None else None,
-        mode=data.get("mode"),
-        micro_batch=data.get("micro-batch"),
-        seq_len=data.get("seq-len"),
-        tp=data.get("tp"),
-        attention=data.get("attention"),
-        engines=_engines(data["engines"], where) if "engines" in data else None,
-        pp=data.get("pp"),
-        ep=data.get("ep"),
-        cp=data.get("cp"),
-        sp=data.get("sp"),
-        fp8_recipe=data.get("fp8-recipe"),
-        fused=_fused(data["fused"], where) if "fused" in data else None,
-        data_parallel=data.get("data-parallel"),
-        sharded=data.get("sharded"),
-        recompute=data.get("recompute"),
+        target=TargetOptions(**target),
         select=_codes(data["select"]) if "select" in data else None,
         ignore=_codes(data.get("ignore", ())),
         per_file_ignores={k: _codes(v) for k, v in data.get("per-file-ignores", {}).items()},
@@ -292,22 +269,23 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     )
 
 
-def _fused(spec: str, where: str) -> str:
-    from shapelint.perf.fusion import fused_spec
-
+def _target_value(spec: TargetField, value: Any, where: str) -> object:
+    """A settings value of the target field ``spec`` (valid by the schema) as the target holds
+    it; a value the field's own parser refuses is a `SettingsError` naming the key."""
     try:
-        return fused_spec(spec)
-    except ValueError as exc:
-        raise SettingsError(f"{where}: fused: {exc}") from None
+        if spec.kind == "dtype":
+            return normalize_dtype(value)
+        if spec.kind == "engines":
+            from shapelint.hardware.engines import canonical
 
+            return canonical(value)
+        if spec.kind == "fused":
+            from shapelint.perf.fusion import fused_spec
 
-def _engines(specs: Iterable[str], where: str) -> tuple[str, ...]:
-    from shapelint.hardware.engines import UnknownEngineError, canonical
-
-    try:
-        return canonical(specs)
-    except UnknownEngineError as exc:
-        raise SettingsError(f"{where}: engines: {exc}") from None
+            return fused_spec(value)
+    except ValueError as exc:  # UnknownEngineError is one
+        raise SettingsError(f"{where}: {spec.key}: {exc}") from None
+    return value
 
 
 def _read_toml(path: str) -> dict[str, Any]:

@@ -1,65 +1,110 @@
-"""Each config's target: CLI flags first, then the config's own values, then settings."""
+"""Each config's target: CLI flags first, then the config's own values, then settings.
+
+Every field declared on `shapelint.core.target.Target` is resolved the same way; the only
+per-field rules here are how a config states a value it cannot state as a plain dim (the
+sequence length, capped when it is the model's maximum context; the engines, implied by the
+framework) and the dtype a GPU can run.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, Literal
 
 from shapelint.core.model import Dim, ModelConfig, Target, normalize_dtype
+from shapelint.core.target import DEFAULT_SEQ_LEN, TARGET_FIELDS, TargetField
 from shapelint.dialects.engines import default_engines
 from shapelint.engine.options import LintOptions
 from shapelint.hardware.gpus import GPU
 
-T = TypeVar("T")
+Origin = Literal["flag", "config", "settings", "default"]
 
-# A model's maximum context (HF max_position_embeddings) is not the length it is trained at;
-# estimates for such configs use at most this many tokens per sequence unless told otherwise.
-DEFAULT_SEQ_LEN = 4096
+
+def _trained_seq_len(config: ModelConfig) -> int | None:
+    """The config's sequence length; a maximum context (HF ``max_position_embeddings``) counts
+    only up to the default, since a model is rarely trained at its longest context."""
+    seq = config.int(Dim.SEQ_LEN)
+    if seq is not None and config.seq_is_max_context:
+        seq = min(seq, DEFAULT_SEQ_LEN)
+    return seq
+
+
+# Fields whose config value is not simply their dim's.
+_STATED: dict[str, Callable[[ModelConfig], object | None]] = {"seq_len": _trained_seq_len}
+# Fields that, when neither a flag nor a setting chose them, take what the config implies:
+# a guess, so it ranks after the settings (the engines a framework's configs run on).
+_IMPLIED: dict[str, Callable[[ModelConfig], object]] = {"engines": default_engines}
+
+
+def stated(config: ModelConfig, spec: TargetField) -> object | None:
+    """The value ``config`` itself states for the field ``spec``, or None."""
+    special = _STATED.get(spec.name)
+    if special is not None:
+        return special(config)
+    if spec.dim is None:
+        return None
+    dim = Dim(spec.dim)
+    if spec.kind == "positive":
+        return config.int(dim)
+    value = config.get(dim)
+    if value is None:
+        return None
+    if spec.kind == "dtype":
+        return normalize_dtype(value.value)
+    if spec.kind == "choice":  # a value outside the choices is one shapelint does not model
+        return value.value if value.value in spec.choices else None
+    if spec.kind == "bool":
+        return value.value if isinstance(value.value, bool) else None
+    return None
+
+
+def resolve_fields(config: ModelConfig, options: LintOptions) -> dict[str, tuple[object, Origin]]:
+    """Each target field's value for ``config`` and where it came from: a flag, the config's
+    own value, the settings, what the config implies, or the built-in default."""
+    out: dict[str, tuple[object, Origin]] = {}
+    for spec in TARGET_FIELDS:
+        name = spec.name
+        value = options.flags.get(name)
+        if value is not None:
+            out[name] = (value, "flag")
+            continue
+        value = stated(config, spec)
+        if value is not None:
+            out[name] = (value, "config")
+            continue
+        value = options.defaults.get(name)
+        if value is not None:
+            out[name] = (value, "settings")
+            continue
+        implied = _IMPLIED.get(name)
+        value = implied(config) if implied is not None else None
+        if value is not None and value != spec.default:
+            out[name] = (value, "config")
+        else:
+            out[name] = (spec.default, "default")
+    return out
 
 
 def resolve_target(config: ModelConfig, gpu: GPU, options: LintOptions) -> Target:
     """The target for ``config``: CLI flags, then the config's own values, then settings."""
-    flags, defaults = options.flags, options.defaults
-    seq = config.int(Dim.SEQ_LEN)
-    if seq is not None and config.seq_is_max_context:
-        seq = min(seq, DEFAULT_SEQ_LEN)
-    config_dtype = config.get(Dim.DTYPE)
-    dtype = _first(
-        flags.dtype,
-        normalize_dtype(config_dtype.value) if config_dtype is not None else None,
-        defaults.dtype,
-        "bf16",
-    )
+    return target_of(resolve_fields(config, options), gpu, options)
+
+
+def target_of(
+    resolved: Mapping[str, tuple[object, Origin]], gpu: GPU, options: LintOptions
+) -> Target:
+    """The `Target` on ``gpu`` of fields resolved by `resolve_fields`."""
+    values: dict[str, Any] = {name: value for name, (value, _) in resolved.items()}
+    dtype = values["dtype"]
     runs = runnable_dtype(dtype, gpu)
+    values["dtype"] = runs
     return Target(
         gpu=gpu,
-        dtype=runs,
         asked_dtype=None if runs == dtype else dtype,
         gpu_chosen=not options.gpu_default,
-        micro_batch=_first(flags.micro_batch, config.int(Dim.MICRO_BATCH), defaults.micro_batch, 1),
-        seq_len=_first(flags.seq_len, seq, defaults.seq_len, DEFAULT_SEQ_LEN),
-        tp=_first(flags.tp, config.int(Dim.TP), defaults.tp, 1),
-        mode=_first(flags.mode, defaults.mode, "train"),
-        attention=_first(flags.attention, defaults.attention, "flash"),
-        # Engines: flags, then settings, then what the config implies (a guess ranks last).
-        engines=_first(flags.engines, defaults.engines, default_engines(config), ()),
-        pp=_first(flags.pp, config.int(Dim.PP), defaults.pp, 1),
-        ep=_first(flags.ep, config.int(Dim.EP), defaults.ep, 1),
-        cp=_first(flags.cp, config.int(Dim.CP), defaults.cp, 1),
-        sp=_first(flags.sp, config.int(Dim.SP), defaults.sp, 1),
-        fp8_recipe=flags.fp8_recipe or _config_recipe(config) or defaults.fp8_recipe,
-        fused=_first(flags.fused, defaults.fused, "default"),
-        data_parallel=_first(flags.data_parallel, defaults.data_parallel, 1),
-        sharded=_first(flags.sharded, defaults.sharded, False),
-        recompute=_first(flags.recompute, defaults.recompute, False),
+        **values,
     )
-
-
-def _config_recipe(config: ModelConfig) -> str | None:
-    """The FP8 recipe ``config`` trains with (Megatron-LM's ``--fp8-recipe``), or None."""
-    recipe = config.get(Dim.FP8_RECIPE)
-    return recipe.value if recipe is not None and isinstance(recipe.value, str) else None
 
 
 # A GPU without a dtype's Tensor Core rate runs the nearest one it has (V100: bf16 → fp16).
@@ -79,13 +124,6 @@ def runnable_dtype(dtype: str, gpu: GPU) -> str:
         if other in gpu.peak_tflops:
             return other
     return dtype
-
-
-def _first(*values: T | None) -> T:
-    for v in values:
-        if v is not None:
-            return v
-    raise ValueError("no default")
 
 
 def _fixed_int(fix_dims: Mapping[Dim, object], dim: Dim, default: int) -> int:

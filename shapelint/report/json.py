@@ -1,4 +1,4 @@
-"""Machine-readable report: one JSON object, the stable contract documented in the README.
+"""Machine-readable report: one JSON object, the stable contract documented in docs/output.md.
 
 ``{"version": 1, "findings": [...], "configs": [...]}``; field names never change within a
 version.

@@ -2,14 +2,17 @@
 
 Every GEMM call of the step is a point (colour: which op; marker: which pass). The costliest
 GEMMs and every GEMM that loses time to alignment get a text label (the latter with the share
-lost), placed where it collides with no other label, the legend or the summary box; the
-legend names the rest. The summary box gives the step time split into GEMMs and the
-memory-bound ops (with the largest of those), and the title names the config and the target.
+lost), joined to its point by a leader line and placed where it covers no other label, no
+point, the legend or the summary box, nearer its own point than any other where such a place
+exists; the legend names the rest. Axes are labelled in plain numbers (100, 200, 300, 500),
+not powers of ten. The summary box gives the step time split into GEMMs and the memory-bound ops
+(with the largest of those), and the title names the config and the target.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +21,11 @@ LABELLED = 6
 # A GEMM loses time to alignment when at least this share of its call is lost.
 ALIGN_SHARE = 0.01
 MARKERS = {"fwd": "o", "dgrad": "s", "wgrad": "^", "recompute": "D"}
-# Label offsets (points) tried in order, at growing radius, until one collides with nothing.
-OFFSETS = ((6, 6), (6, -14), (-6, 6), (-6, -14), (0, 14), (0, -20), (14, 0), (-14, 0))
+MARKER_AREA = 60  # scatter size, points²
+# Where a label may go, around its point: distances (points) from the point, nearest first,
+# and 16 directions at each (degrees, counter-clockwise from the right).
+RADII = (9, 15, 24, 36, 52, 72, 96)
+ANGLES = tuple(range(0, 360, 45)) + tuple(range(22, 360, 45))
 
 
 class MissingExtraError(ImportError):
@@ -65,6 +71,27 @@ def _overlaps(a: Any, b: Any) -> bool:
     return bool(a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)
 
 
+def _distance(box: Any, x: float, y: float) -> float:
+    """Distance in pixels from the point (x, y) to the nearest point of ``box``."""
+    dx = max(box.x0 - x, 0.0, x - box.x1)
+    dy = max(box.y0 - y, 0.0, y - box.y1)
+    return math.hypot(dx, dy)
+
+
+def _tick(value: float, _pos: object = None) -> str:
+    """An axis tick in plain numbers: ``500``, ``2000``, ``0.5``."""
+    return f"{value:.0f}" if value >= 1 else f"{value:g}"
+
+
+def _marker_half(marker: str, linewidth: float, dpi: float) -> float:
+    """Half the width of a scatter marker, in pixels, its edge line included."""
+    markers = importlib.import_module("matplotlib.markers")
+    style = markers.MarkerStyle(marker)
+    ext = style.get_path().transformed(style.get_transform()).get_extents()
+    half_points = float(max(abs(ext.x0), abs(ext.x1), abs(ext.y0), abs(ext.y1)))
+    return (half_points * math.sqrt(MARKER_AREA) + linewidth / 2) * dpi / 72
+
+
 def plot_roofline(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
     """Draw the roofline (memory roof, compute roof, ridge point) with every GEMM of
     `shapelint.cli.explain.explain`'s ``data``, save it to ``path``, and return the text
@@ -105,12 +132,19 @@ def plot_roofline(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
             marker=MARKERS.get(g["pass"], "o"),
             edgecolors="red" if misaligned else "black",
             linewidths=2.0 if misaligned else 0.5,
-            s=60,
+            s=MARKER_AREA,
             zorder=3,
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
+    ticker = importlib.import_module("matplotlib.ticker")
+    for axis in (ax.xaxis, ax.yaxis):
+        # 100, 200, 300, 500 rather than 10² and 6×10² (the minor ticks' default labels).
+        axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+        axis.set_major_formatter(ticker.FuncFormatter(_tick))
+        axis.set_minor_locator(ticker.LogLocator(base=10, subs=tuple(range(1, 10))))
+        axis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("predicted TFLOP/s")
     ax.set_title(title(data), fontsize=10)
@@ -149,46 +183,118 @@ def plot_roofline(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
     obstacles = [box.get_window_extent(renderer), legend.get_window_extent(renderer)]
     frame = ax.get_window_extent(renderer)
 
+    # Every point, as a box in pixels: a label may cover none of them.
+    centres: list[tuple[float, float]] = []
+    markers: list[Any] = []
+    bbox_cls = importlib.import_module("matplotlib.transforms").Bbox
+    for g in gemms:
+        x, y = ax.transData.transform((float(g["intensity"]), float(g["tflops"])))
+        misaligned = float(g.get("lost_alignment", 0.0)) >= ALIGN_SHARE
+        half = _marker_half(MARKERS.get(g["pass"], "o"), 2.0 if misaligned else 0.5, fig.dpi)
+        centres.append((float(x), float(y)))
+        markers.append(bbox_cls.from_extents(x - half, y - half, x + half, y + half))
+
     costliest = sorted(gemms, key=lambda g: -float(g.get("total_s", 0.0)))[:LABELLED]
     wanted = [g for g in gemms if float(g.get("lost_alignment", 0.0)) >= ALIGN_SHARE]
     wanted += [g for g in costliest if g not in wanted]
     placed: list[Any] = []
     texts: list[str] = []
+    anchors: list[tuple[float, float]] = []
+    nearest: list[bool] = []
     for g in wanted:
         text = f"{g['name']} {g['pass']}"
         lost = float(g.get("lost_alignment", 0.0))
         if lost >= ALIGN_SHARE:
             text += f" (−{lost:.0%} alignment)"
-        point = (float(g["intensity"]), float(g["tflops"]))
-        for scale in (1, 2, 3, 4):
-            done = False
-            for dx, dy in OFFSETS:
-                ann = ax.annotate(
-                    text,
-                    point,
-                    textcoords="offset points",
-                    xytext=(dx * scale, dy * scale),
-                    ha="left" if dx >= 0 else "right",
-                    fontsize=7,
-                    arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5}
-                    if scale > 1
-                    else None,
-                )
-                ext = ann.get_window_extent(renderer)
-                inside = (
-                    frame.x0 <= ext.x0 and ext.x1 <= frame.x1 and frame.y0 <= ext.y0
-                    and ext.y1 <= frame.y1
-                )  # fmt: skip
-                if inside and not any(_overlaps(ext, o) for o in [*obstacles, *placed]):
-                    placed.append(ext)
-                    texts.append(text)
-                    done = True
-                    break
-                ann.remove()
-            if done:
-                break
+        own = gemms.index(g)
+        cx, cy = centres[own]
+        found = _place(ax, renderer, text, g, frame, [*obstacles, *placed, *markers], centres, own)
+        if found is None:
+            continue
+        placed.append(found[0])
+        nearest.append(found[1])
+        texts.append(text)
+        anchors.append((cx, cy))
     fig.savefig(str(path))
     boxes = {"title": ax.title.get_window_extent(renderer), "summary": obstacles[0]}
     boxes["legend"] = obstacles[1]
+    ticks = {
+        "x": [t.get_text() for t in ax.get_xticklabels() if t.get_text()],
+        "y": [t.get_text() for t in ax.get_yticklabels() if t.get_text()],
+    }
     plt.close(fig)
-    return {"labels": placed, "texts": texts, "boxes": boxes}
+    return {
+        "labels": placed,
+        "texts": texts,
+        "boxes": boxes,
+        "markers": markers,
+        "points": centres,
+        "anchors": anchors,
+        "nearest": nearest,
+        "ticks": ticks,
+    }
+
+
+def _place(
+    ax: Any,
+    renderer: Any,
+    text: str,
+    gemm: dict[str, Any],
+    frame: Any,
+    taken: list[Any],
+    centres: list[tuple[float, float]],
+    own: int,
+) -> Any:
+    """Annotate ``gemm``'s point with ``text`` at the first place around it, nearest first,
+    that stays inside the axes and covers nothing in ``taken``, and whose nearest point is its
+    own; in a cluster with no such place, the first free place (its leader line names the
+    point). Returns the label's box in pixels and whether it is nearest its own point, or None
+    when no place is free (the legend still names the GEMM)."""
+    point = (float(gemm["intensity"]), float(gemm["tflops"]))
+    cx, cy = centres[own]
+    others = [c for i, c in enumerate(centres) if i != own and math.dist(c, (cx, cy)) > 1.0]
+    fallback: tuple[Any, ...] | None = None
+    for radius in RADII:
+        for angle in ANGLES:
+            dx = radius * math.cos(math.radians(angle))
+            dy = radius * math.sin(math.radians(angle))
+            ha = "left" if dx > radius / 3 else "right" if dx < -radius / 3 else "center"
+            va = "bottom" if dy > radius / 3 else "top" if dy < -radius / 3 else "center"
+            probe = ax.annotate(
+                text, point, textcoords="offset points", xytext=(dx, dy), ha=ha, va=va, fontsize=7
+            )
+            ext = probe.get_window_extent(renderer)
+            probe.remove()
+            inside = (
+                frame.x0 <= ext.x0 and ext.x1 <= frame.x1 and frame.y0 <= ext.y0
+                and ext.y1 <= frame.y1
+            )  # fmt: skip
+            if not inside or any(_overlaps(ext, o) for o in taken):
+                continue
+            mine = _distance(ext, cx, cy)
+            if all(mine < _distance(ext, ox, oy) for ox, oy in others):
+                _annotate(ax, text, point, (dx, dy, ha, va))
+                return ext, True
+            if fallback is None:
+                fallback = (dx, dy, ha, va, ext)
+    if fallback is None:
+        return None
+    _annotate(ax, text, point, fallback[:4])
+    return fallback[4], False
+
+
+def _annotate(ax: Any, text: str, point: tuple[float, float], at: tuple[Any, ...]) -> None:
+    """The label itself, above the points, with a leader line to its point (every label has
+    one: in a cluster, the line says which of the close points is meant)."""
+    dx, dy, ha, va = at
+    ax.annotate(
+        text,
+        point,
+        textcoords="offset points",
+        xytext=(dx, dy),
+        ha=ha,
+        va=va,
+        fontsize=7,
+        zorder=4,
+        arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5, "shrinkA": 1, "shrinkB": 4},
+    )

@@ -1,6 +1,10 @@
 """Human-readable report.
 
-One line per finding: ``path:line:col: CODE message [+X% step time on GPU] (fix: old → new)``.
+One line per finding: ``path:line:col: CODE [severity] message [+X% step time on GPU]
+(fix: old → new)``. The severity follows the code in brackets: ``path:line:col: CODE`` stays
+the prefix that ruff's concise output, editors' problem matchers and ``grep ': SL101'`` rely on,
+and ``[error]`` / ``[warning]`` / ``[info]`` is one token to grep for, shown as the settings'
+``[tool.shapelint.severity]`` left it.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ def applied_lines(run: FixRun) -> list[str]:
 def format_finding(finding: Finding, ctx: ReportContext) -> str:
     """One finding as one line."""
     where = _c(f"{finding.path}:{finding.span.line}:{finding.span.column}:", "path", ctx)
-    code = _c(finding.code, finding.severity, ctx)
+    code = _c(f"{finding.code} [{finding.severity}]", finding.severity, ctx)
     line = f"{where} {code} {finding.message}"
     est = estimate_text(finding)
     if est:

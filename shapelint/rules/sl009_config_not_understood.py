@@ -8,7 +8,7 @@ reads (``model_dim``, ``mlp_dim``, ``num_query_heads`` …) or keys mapped in
 shapelint says so, names the keys it saw and prints the settings line that would map them
 (dotted key paths from the top of the file). It is information, not a defect in the config.
 
-Source: shapelint's own contract ("noticed, not silent"); the settings key map in the README.
+Source: shapelint's own contract ("noticed, not silent"); the settings key map (`[tool.shapelint.keys]`, docs/reading.md).
 """
 
 from __future__ import annotations
