@@ -94,7 +94,8 @@ import sys, time
 from shapelint import dialects
 from shapelint.engine.discover import discover
 from shapelint.readers import parse
-from shapelint.engine.runner import LintOptions, resolve_target
+from shapelint.engine.options import LintOptions
+from shapelint.engine.target import resolve_target
 from shapelint.perf.estimate import step_time
 from shapelint.hardware.gpus import load_table
 gpus = list(load_table())

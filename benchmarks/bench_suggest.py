@@ -39,9 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     gpus = args.gpu or ["H100"]
 
     from shapelint.cli.main import main as cli
-    from shapelint.cli.suggest import ffn_follower, load, validator, vocab_padding
+    from shapelint.cli.suggest import ffn_follower, load
     from shapelint.engine.target import resolve_target
     from shapelint.perf.search import SuggestOptions, search
+    from shapelint.rules.candidates import validator, vocab_padding
 
     cli_args = ["suggest", args.config, *(x for g in gpus for x in ("--gpu", g))]
     cli(cli_args, io.StringIO(), io.StringIO())  # warm-up: imports, GPU table

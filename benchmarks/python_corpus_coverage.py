@@ -36,7 +36,7 @@ from shapelint.core.model import Dim, ModelConfig
 from shapelint.core.source import Document, Scalar
 from shapelint.dialects import extract
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 

@@ -11,7 +11,8 @@ from conftest import configs_of, parse_text
 from shapelint.core.model import Dim, Finding, Fix, ModelConfig, Target, Value
 from shapelint.core.source import Span
 from shapelint.engine.options import LintOptions, TargetOptions
-from shapelint.engine.runner import lint_document, lint_paths
+from shapelint.engine.pipeline import lint_document
+from shapelint.engine.runner import lint_paths
 from shapelint.engine.target import fixed_target, resolve_target
 from shapelint.hardware.gpus import lookup
 from shapelint.perf.estimate import cached_step_time, estimate_fix, step_time, tokens_per_gpu

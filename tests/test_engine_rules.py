@@ -1,11 +1,12 @@
 """Engines as targets: ``--engine``, ``--pp/--ep/--cp``, settings, defaults from the config,
-``shapelint engines``, every output format, and the SL3xx API for other commands."""
+``shapelint engines``, every output format, and the engine rules through the pipeline."""
 
 from __future__ import annotations
 
 import io
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,11 @@ from shapelint import dialects
 from shapelint.cli.main import main
 from shapelint.core.model import Dim, Target
 from shapelint.engine.options import LintOptions, TargetOptions
+from shapelint.engine.pipeline import lint_document
 from shapelint.engine.target import resolve_target
 from shapelint.hardware import engines
 from shapelint.hardware.gpus import lookup
-from shapelint.rules import engine_rules
+from shapelint.rules import engine_rules, sl314_fp8_linear_left_bf16
 
 # Qwen2-7B's shape (28 heads, 4 KV heads): vLLM issue #11797, cannot run at TP 8.
 QWEN2_7B = (
@@ -169,12 +171,18 @@ def test_every_engine_rule_names_what_it_verified() -> None:
             assert engines.get(name).version in (module.__doc__ or ""), (module.RULE.code, name)
 
 
-def test_check_engines_runs_only_the_selected_rules() -> None:
-    config = dialects.extract(parse_text(AWQ))[0]
-    target = Target(gpu=lookup("H100-SXM"), tp=8, engines=("vllm",))
-    assert [f.code for f in engine_rules.check_engines(config, target)] == ["SL306"]
-    assert engine_rules.check_engines(config, target, select=["SL301"]) == []
-    assert config.int(Dim.QUANT_GROUP_SIZE) == 128
+def test_engine_rules_run_through_the_pipeline_only_when_selected() -> None:
+    doc = parse_text(AWQ)
+    options = LintOptions(
+        gpus=(lookup("H100-SXM"),),
+        flags=TargetOptions(tp=8, engines=("vllm",)),
+        select=("SL3",),
+        min_slowdown=float("-inf"),
+    )
+    configs, found = lint_document(doc, options)
+    assert [f.code for f in found] == ["SL306"]
+    assert lint_document(doc, replace(options, select=("SL301",)))[1] == []
+    assert configs[0].int(Dim.QUANT_GROUP_SIZE) == 128
 
 
 def test_vision_tower_heads_are_checked_like_the_text_model(tmp_path: Path) -> None:
@@ -203,13 +211,13 @@ def test_torchtitan_fp8_layers_left_in_bf16_carry_an_estimate() -> None:
     )
     config = dialects.extract(parse_text(text))[0]
     target = Target(gpu=lookup("H100-SXM"), dtype="fp8", engines=("torchtitan",))
-    found = engine_rules.check_engines(config, target, select=["SL314"])
+    found = list(sl314_fp8_linear_left_bf16.check(config, target))
     assert [f.code for f in found] == ["SL314"]
     assert "feed_forward.w1/w3 (11000×4096), feed_forward.w2 (4096×11000)" in found[0].message
     match = re.search(r"estimated \+([0-9.]+)% step time on H100-SXM", found[0].message)
     assert match is not None and float(match.group(1)) > 0
     bf16 = Target(gpu=lookup("H100-SXM"), dtype="bf16", engines=("torchtitan",))
-    assert engine_rules.check_engines(config, bf16, select=["SL314"]) == []
+    assert list(sl314_fp8_linear_left_bf16.check(config, bf16)) == []
 
 
 def test_sl005_defers_to_sl301_on_the_same_head_count(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -189,3 +191,33 @@ def test_plot_to_an_unknown_format_is_a_usage_error(gpt2: Path, tmp_path: Path) 
     pytest.importorskip("matplotlib")
     code, _, err = run(str(gpt2), "--plot", str(tmp_path / "chart.nope"))
     assert code == 2 and "cannot draw" in err
+
+
+def _check_says(path: Path) -> tuple[int, str]:
+    """What ``shapelint check`` answers for one named file: exit code and first line."""
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["check", str(path)], out, err)
+    return code, out.getvalue().splitlines()[0]
+
+
+@pytest.mark.parametrize("make", ["fifo", "symlink loop"])
+def test_an_unreadable_file_answers_at_once_as_check_does(tmp_path: Path, make: str) -> None:
+    """A FIFO (a blocking open would wait for a writer forever) or a file the OS refuses is
+    one SL000 line on stderr, with check's exit code, and nothing on stdout."""
+    path = tmp_path / "config.json"
+    if make == "fifo":
+        os.mkfifo(path)
+    else:  # unreadable even for root: the OS refuses the path itself
+        os.symlink(tmp_path / "other.json", path)
+        os.symlink(path, tmp_path / "other.json")
+    check_code, check_line = _check_says(path)
+    assert " SL000 " in check_line and "cannot read file:" in check_line
+    # A child process, so that a hang fails the test instead of stopping the suite.
+    proc = subprocess.run(
+        [sys.executable, "-m", "shapelint", "explain", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (check_code, "")
+    assert proc.stderr == check_line + "\n"

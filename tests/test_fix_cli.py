@@ -10,11 +10,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from shapelint.cli.main import main
-from shapelint.engine import writer
+from shapelint.engine import reading, writer
 
 DATA = Path(__file__).resolve().parent / "data" / "fix"
 
@@ -276,14 +277,14 @@ def test_file_changed_on_disk_is_not_overwritten(
     path = tmp_path / "a.json"
     path.write_text(GPT2)
     edited = GPT2.replace('"n_layer": 12', '"n_layer": 24')
-    original = writer.read_snapshot
+    original = reading.read_snapshot
 
-    def read_then_edit(p: str) -> writer.Snapshot:
-        snap = original(p)
+    def read_then_edit(p: str, *args: Any, **kwargs: Any) -> reading.Snapshot:
+        snap = original(p, *args, **kwargs)
         path.write_text(edited)  # someone saves the file while shapelint works
         return snap
 
-    monkeypatch.setattr(writer, "read_snapshot", read_then_edit)
+    monkeypatch.setattr(reading, "read_snapshot", read_then_edit)
     code, _, err = run("--fix", str(path))
     assert code == 1
     assert path.read_text() == edited
@@ -295,10 +296,12 @@ def test_failed_fix_is_reported_with_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from shapelint.core.model import Dim, Finding, ModelConfig, Target
-    from shapelint.engine import runner
+    from shapelint.engine import pipeline
     from shapelint.rules.base import Rule, make_fix
 
-    rule = Rule("SL990", "bad-fix", "warning", "a rule whose fix breaks the config", "test")
+    rule = Rule(
+        "SL990", "bad-fix", "warning", "a rule whose fix breaks the config", "test", "alignment"
+    )
 
     def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         heads = config.get(Dim.HEADS)
@@ -306,9 +309,9 @@ def test_failed_fix_is_reported_with_reason(
             fix = make_fix(config, "x", [(heads, 10)], architecture=False)
             yield rule.finding(config, heads, "twelve heads", fix=fix)
 
-    rules = runner.config_rules()
+    rules = pipeline.config_rules()
     fake = SimpleNamespace(RULE=rule, EXAMPLES=[], check=check)
-    monkeypatch.setattr(runner, "config_rules", lambda: [*rules, fake])
+    monkeypatch.setattr(pipeline, "config_rules", lambda: [*rules, fake])
     path = tmp_path / "a.json"
     path.write_text(GPT2)
     code, out, err = run("--fix", str(path))

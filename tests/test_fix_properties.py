@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from shapelint.core.source import Document, encode
 from shapelint.engine.fixer import fix_document, ident, render
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 

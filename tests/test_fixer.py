@@ -12,7 +12,7 @@ from conftest import parse_text
 
 from shapelint.core.model import Dim, Edit, Finding, Fix, ModelConfig, Target
 from shapelint.core.source import LineIndex
-from shapelint.engine import fixer, runner
+from shapelint.engine import fixer, pipeline
 from shapelint.engine.fixer import (
     OverlappingEditsError,
     apply_edits,
@@ -23,7 +23,7 @@ from shapelint.engine.fixer import (
     unified_diff,
 )
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.rules.base import Rule, RuleModule, make_fix
 
@@ -103,7 +103,7 @@ def test_choose_keeps_the_first_by_rule_and_defers_a_conflict() -> None:
 def fake_rule(
     code: str, check: Callable[[ModelConfig, Target], Iterator[Finding]]
 ) -> SimpleNamespace:
-    rule = Rule(code, "fake", "warning", "fake rule", "test")
+    rule = Rule(code, "fake", "warning", "fake rule", "test", "alignment")
     return SimpleNamespace(RULE=rule, EXAMPLES=[], check=check)
 
 
@@ -112,7 +112,7 @@ def with_rule() -> Callable[..., LintOptions]:
     """OPTIONS whose runner runs the shipped rules plus ``modules`` (no global patched)."""
 
     def install(*modules: SimpleNamespace) -> LintOptions:
-        rules = (*runner.config_rules(), *(cast(RuleModule, m) for m in modules))
+        rules = (*pipeline.config_rules(), *(cast(RuleModule, m) for m in modules))
         return replace(OPTIONS, rules=rules)
 
     return install

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from shapelint.core.source import Mapping, Node, Scalar, Sequence
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import load_table
 from shapelint.readers import parse
 from shapelint.readers.json import parse_json

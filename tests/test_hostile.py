@@ -24,9 +24,10 @@ from hostile import GPT2, SIDE_EFFECT_MARKER, build
 
 from shapelint.cli.main import main
 from shapelint.core.limits import Budget, check_python
-from shapelint.engine import runner
+from shapelint.engine import pipeline, reading, runner
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_paths, read_source
+from shapelint.engine.reading import read_source
+from shapelint.engine.runner import lint_paths
 from shapelint.hardware.gpus import load_table
 from shapelint.readers import parse
 
@@ -200,7 +201,7 @@ def test_permission_denied_is_a_finding(tmp_path: Path, monkeypatch: pytest.Monk
             raise PermissionError(13, "Permission denied", path)
         return real_open(path, flags, *args)
 
-    monkeypatch.setattr(runner.os, "open", deny)
+    monkeypatch.setattr(reading.os, "open", deny)
     code, out, err = run(".", cwd=tmp_path)
     assert code == 1 and err == ""
     assert "a.json:1:1: SL000 [error] cannot read file: Permission denied" in out
@@ -270,7 +271,7 @@ def test_size_limit_refuses_without_reading(
         reads.append(n)
         return real_read(fd, n)
 
-    monkeypatch.setattr(runner.os, "read", counting_read)
+    monkeypatch.setattr(reading.os, "read", counting_read)
     start = time.perf_counter()
     code, out, _ = run("config.json", cwd=tmp_path)
     assert time.perf_counter() - start < 30
@@ -477,7 +478,7 @@ def test_internal_error_is_not_all_checks_passed(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(runner, "parse", boom)
+    monkeypatch.setattr(pipeline, "parse", boom)
     code, out, err = run(".", cwd=tmp_path)
     assert code == 2
     assert "All checks passed" not in out
@@ -603,7 +604,7 @@ def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
 ) -> None:
     (tmp_path / "config.json").write_text(GPT2)
     (tmp_path / "slow.yaml").write_text("hidden_size: 768\nnum_attention_heads: 12\n")
-    real = runner.parse
+    real = pipeline.parse
 
     def slow_parse(path: str, *args: object, **kwargs: object) -> object:
         if path.endswith("slow.yaml"):
@@ -611,7 +612,7 @@ def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
                 pass
         return real(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "parse", slow_parse)
+    monkeypatch.setattr(pipeline, "parse", slow_parse)
     (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
     code, out, err = run(".", cwd=tmp_path)
     assert code == 1 and err == ""

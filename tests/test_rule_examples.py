@@ -17,7 +17,7 @@ from shapelint.core.model import Finding
 from shapelint.core.source import Document
 from shapelint.engine.fixer import fix_document
 from shapelint.engine.options import LintOptions, TargetOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.rules import REGISTRY, RuleModule, fixable
 from shapelint.rules.base import Example

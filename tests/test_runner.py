@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import configs_of, parse_text
 
 from shapelint.engine.options import LintOptions, TargetOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.engine.target import DEFAULT_SEQ_LEN, resolve_target, runnable_dtype
 from shapelint.hardware.gpus import lookup
 

@@ -21,13 +21,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapelint.cli.main import main
-from shapelint.cli.suggest import ProgressLine, checked_rules, validator
+from shapelint.cli.suggest import ProgressLine
 from shapelint.core.model import Dim, Finding, ModelConfig, Severity, Target, Value
 from shapelint.core.source import Span
 from shapelint.hardware.gpus import load_table
 from shapelint.perf.estimate import step_time
 from shapelint.perf.search import GemmCache, SuggestOptions, search
 from shapelint.rules.base import Rule
+from shapelint.rules.candidates import checked_rules, validator
 
 # GPT-3 2.7B (Brown et al. 2020, Table 2.1: 32 layers, d_model 2560, 32 heads of 80) with
 # GPT-2's tokenizer (50257 tokens), written as a Hugging Face config.
@@ -427,7 +428,7 @@ class _EngineRule:
     head count not a multiple of 8 on a slower kernel (warning)."""
 
     def __init__(self, code: str, severity: Severity, fires: Callable[[ModelConfig], bool]):
-        self.RULE = Rule(code, "test-engine", severity, "test", "test")
+        self.RULE = Rule(code, "test-engine", severity, "test", "test", "engine")
         self.EXAMPLES: list[object] = []
         self.fires = fires
 

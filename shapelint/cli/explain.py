@@ -17,8 +17,9 @@ from shapelint.perf.estimate import step_time
 if TYPE_CHECKING:
     import argparse
 
-    from shapelint.dialects.common import KeyAliases
-    from shapelint.engine.options import LintOptions
+    from shapelint.core.model import Finding
+    from shapelint.engine.discover import SourceFile
+    from shapelint.engine.results import FileResult
 
 
 def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
@@ -281,29 +282,27 @@ def add_parser(sub: Any) -> None:
     add_target_flags(explain)
 
 
-def _explained_configs(path: str, name: str | None, keys: KeyAliases) -> list[ModelConfig]:
-    """The configs of the one file ``path`` that have a model shape (``name``: only that one)."""
-    from shapelint import dialects
-    from shapelint.engine.discover import KINDS, kind_of
-    from shapelint.readers import parse
+def _explained_source(path: str) -> SourceFile:
+    """The one file ``explain`` reads, or a usage error for a path that names none."""
+    from shapelint.engine.discover import KINDS, SourceFile, kind_of
 
     if os.path.isdir(path):
         raise UsageError(f"{path} is a directory: explain reads one config file")
     kind = kind_of(path)
     if kind is None:
         raise UsageError(f"{path}: not a config file shapelint reads ({', '.join(KINDS)})")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {path}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    doc = parse(path, data, kind)
+    if not os.path.lexists(path):
+        raise UsageError(f"no such file: {path}")
+    return SourceFile(path, kind, explicit=True)
+
+
+def _explained_configs(result: FileResult, name: str | None) -> list[ModelConfig]:
+    """The configs of the linted file that have a model shape (``name``: only that one)."""
+    path, doc = result.source.path, result.doc
     if not doc.ok:
         p = doc.problems[0]
         raise UsageError(f"{path}:{p.span.line}:{p.span.column}: {p.message}")
-    configs = [c for c in dialects.extract(doc, keys) if not c.shape_from_elsewhere]
+    configs = [c for c in result.configs if not c.shape_from_elsewhere]
     if not configs:
         raise UsageError(f"{path}: no model config found (explain needs a model's shape)")
     if name is None:
@@ -317,17 +316,23 @@ def _explained_configs(path: str, name: str | None, keys: KeyAliases) -> list[Mo
     return picked
 
 
-def _explain_errors(
-    args: argparse.Namespace, options: LintOptions, configs: list[ModelConfig], err: TextIO
-) -> bool:
-    """Print the SL0xx errors of the explained configs to ``err``; True when there are any."""
-    from shapelint.engine.preflight import explain_errors
+def _print_errors(errors: list[Finding], err: TextIO) -> None:
     from shapelint.report import ReportContext
     from shapelint.report.text import format_finding
 
-    errors = explain_errors(args.path, options, configs)
     for f in errors:
         err.write(format_finding(f, ReportContext()) + "\n")
+
+
+def _explain_errors(
+    args: argparse.Namespace, result: FileResult, configs: list[ModelConfig], err: TextIO
+) -> bool:
+    """Print the errors that say the explained configs cannot run to ``err``; True when there
+    are any."""
+    from shapelint.engine.preflight import config_errors
+
+    errors = config_errors(result, {c.name for c in configs})
+    _print_errors(errors, err)
     if errors and not args.force:
         err.write(
             "shapelint: the config cannot run as written (errors above); fix them, or pass "
@@ -339,10 +344,18 @@ def _explain_errors(
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint explain``: every GEMM of one step of each config in one file, as the
     performance model sees it; ``--format json`` prints one object for one config (and GPU),
-    ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart."""
+    ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart.
+
+    The file is read, parsed and checked by the pipeline ``check`` runs, with the rules whose
+    errors say a config cannot run (`shapelint.engine.preflight`); a file that cannot be read
+    is answered as ``check`` answers it: its one SL000 line, exit 1.
+    """
     import json
 
+    from shapelint.core.limits import Budget
     from shapelint.engine.options import LintOptions
+    from shapelint.engine.pipeline import lint_source
+    from shapelint.engine.preflight import preflight_options
     from shapelint.engine.settings import SettingsError, SettingsResolver
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
@@ -351,17 +364,28 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         settings = SettingsResolver().for_file(args.path)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
-    configs = _explained_configs(args.path, args.config_name, settings.keys)
+    source = _explained_source(args.path)
     gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
     flags, defaults = _targets(args, settings)
-    options = LintOptions(gpus=gpus, flags=flags, defaults=defaults)
+    options = LintOptions(
+        gpus=gpus,
+        flags=flags,
+        defaults=defaults,
+        extra_keys=settings.keys,
+        budget=Budget(**settings.budget),
+    )
     for gpu in options.gpus:
         try:
             if args.dtype is not None:  # asked for by name: no silent fallback to another dtype
                 gpu.peak(args.dtype)
         except UnsupportedDtypeError as exc:
             raise UsageError(str(exc)) from None
-    if _explain_errors(args, options, configs, err) and not args.force:
+    result = lint_source(source, preflight_options(options))
+    if not result.read:
+        _print_errors(result.findings, err)
+        return 1
+    configs = _explained_configs(result, args.config_name)
+    if _explain_errors(args, result, configs, err) and not args.force:
         return 1
     results: list[dict[str, Any]] = []
     for config in configs:

@@ -54,19 +54,16 @@ def _range(lines: list[str], span: Any) -> types.Range:
 
 
 def lint_text(path: str, text: str, options: LintOptions) -> list[Finding]:
-    """The findings of ``text`` as if it were the file at ``path`` (empty for other kinds)."""
-    from shapelint.engine.discover import kind_of
-    from shapelint.engine.runner import lint_document
-    from shapelint.readers import parse
+    """The findings of ``text`` as if it were the file at ``path`` (empty for other kinds):
+    the pipeline ``check`` runs, on the editor's text instead of the file's bytes."""
+    from shapelint.engine.discover import SourceFile, kind_of
+    from shapelint.engine.pipeline import lint_source
 
     kind = kind_of(path)
     if kind is None:
         return []
-    doc = parse(path, text.encode("utf-8"), kind)
-    _, findings = lint_document(doc, options)
-    if options.baseline is not None:
-        findings = options.baseline.apply(path, findings, options.report_unused_ignores)
-    return sorted(findings, key=lambda f: (f.span.line, f.span.column, f.code))
+    result = lint_source(SourceFile(path, kind, explicit=True), options, data=text.encode("utf-8"))
+    return sorted(result.findings, key=lambda f: (f.span.line, f.span.column, f.code))
 
 
 def diagnostics(text: str, findings: list[Finding]) -> list[types.Diagnostic]:

@@ -19,19 +19,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 from shapelint.cli.argtypes import positive_int as _count
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from shapelint.core.model import Finding, Fix, ModelConfig, Target
+    from shapelint.core.model import Fix, ModelConfig, Target
     from shapelint.core.source import Document
     from shapelint.engine.options import LintOptions
-    from shapelint.engine.writer import Snapshot
+    from shapelint.engine.reading import Snapshot
     from shapelint.perf.search import Candidate, Shape, Suggestions
-    from shapelint.rules.base import RuleModule
 
-# Rule families a candidate must pass: SL0xx (the config describes a working model) and SL3xx
-# (the engines accept it); SL1xx may not gain a code the original did not have.
-REQUIRED = ("SL0", "SL3")
-ALIGNMENT = "SL1"
 SUGGEST_CODE = "suggest"
 
 
@@ -117,14 +110,17 @@ def _usage(message: str) -> Exception:
 
 
 def load(args: argparse.Namespace) -> Loaded:
-    """Read and parse the one config file, pick its config, and build lint options."""
-    from shapelint import dialects
+    """Read the one config file through the pipeline (no rules run), pick its config, and
+    build lint options."""
+    from dataclasses import replace
+
     from shapelint.cli.common import _gpus, _targets
-    from shapelint.engine.discover import KINDS, kind_of
+    from shapelint.core.limits import Budget
+    from shapelint.engine.discover import KINDS, SourceFile, kind_of
     from shapelint.engine.options import LintOptions
+    from shapelint.engine.pipeline import lint_source
+    from shapelint.engine.reading import read_snapshot
     from shapelint.engine.settings import SettingsError, SettingsResolver
-    from shapelint.engine.writer import read_snapshot
-    from shapelint.readers import parse
 
     path = args.path
     if os.path.isdir(path):
@@ -133,20 +129,35 @@ def load(args: argparse.Namespace) -> Loaded:
     if kind is None:
         raise _usage(f"{path}: not a config file shapelint reads ({', '.join(KINDS)})")
     try:
-        snapshot = read_snapshot(path)
+        settings = SettingsResolver().for_file(path)
+    except SettingsError as exc:
+        raise _usage(str(exc)) from None
+    budget = Budget(**settings.budget)
+    try:
+        # The bytes and stat an --apply write is checked against (the file must not change).
+        snapshot = read_snapshot(path, budget)
     except FileNotFoundError:
         raise _usage(f"no such file: {path}") from None
     except OSError as exc:
         raise _usage(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        settings = SettingsResolver().for_file(path)
-    except SettingsError as exc:
-        raise _usage(str(exc)) from None
-    doc = parse(path, snapshot.data, kind)
+    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
+    flags, defaults = _targets(args, settings)
+    options = LintOptions(
+        gpus=gpus,
+        flags=flags,
+        defaults=defaults,
+        extra_keys=settings.keys,
+        min_slowdown=0.0,
+        budget=budget,
+    )
+    # Read and extracted as check reads it; the search runs the rules on each candidate.
+    source = SourceFile(path, kind, explicit=True)
+    result = lint_source(source, replace(options, rules=()), data=snapshot.data)
+    doc = result.doc
     if not doc.ok:
         p = doc.problems[0]
         raise _usage(f"{path}:{p.span.line}:{p.span.column}: {p.message}")
-    configs = [c for c in dialects.extract(doc, settings.keys) if not c.shape_from_elsewhere]
+    configs = [c for c in result.configs if not c.shape_from_elsewhere]
     if not configs:
         raise _usage(f"{path}: no model config found (suggest needs a model's shape)")
     name = args.config_name
@@ -161,72 +172,7 @@ def load(args: argparse.Namespace) -> Loaded:
         raise _usage(
             f"{path} holds {len(configs)} configs ({names}): choose one with --config-name"
         )
-    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
-    flags, defaults = _targets(args, settings)
-    options = LintOptions(
-        gpus=gpus, flags=flags, defaults=defaults, extra_keys=settings.keys, min_slowdown=0.0
-    )
     return Loaded(path, snapshot, doc, configs[0], options)
-
-
-def checked_rules() -> list[RuleModule]:
-    """The config rules a candidate is checked with: SL0xx, SL1xx and SL3xx, in code order."""
-    from shapelint.rules import config_rules
-
-    return [m for m in config_rules() if m.RULE.code.startswith((*REQUIRED, ALIGNMENT))]
-
-
-def _findings(config: ModelConfig, target: Target, rules: Sequence[RuleModule]) -> list[Finding]:
-    return [f for module in rules for f in module.check(config, target)]
-
-
-def _fatal(f: Finding) -> bool:
-    """An SL0xx finding (not a working model) or an engine's refusal (SL3xx error)."""
-    return f.code.startswith("SL0") or (f.code.startswith("SL3") and f.severity == "error")
-
-
-def refusals(
-    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
-) -> list[str]:
-    """The reasons the target refuses ``config`` as written, as ``SLxxx: message``."""
-    modules = checked_rules() if rules is None else list(rules)
-    return [f"{f.code}: {f.message}" for f in _findings(config, target, modules) if _fatal(f)]
-
-
-# The tensor-parallel sizes tried when the original is refused: one node and a little beyond.
-TP_TRIED = tuple(range(1, 17))
-
-
-def accepted_tp(
-    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
-) -> tuple[int, ...]:
-    """The sizes in `TP_TRIED` at which the target accepts ``config`` unchanged."""
-    modules = checked_rules() if rules is None else list(rules)
-    return tuple(
-        t
-        for t in TP_TRIED
-        if not any(_fatal(f) for f in _findings(config, replace(target, tp=t), modules))
-    )
-
-
-def validator(
-    config: ModelConfig, target: Target, rules: Sequence[RuleModule] | None = None
-) -> Callable[[ModelConfig, Target], bool]:
-    """The rule check of a candidate: no SL0xx finding and no SL3xx error (the config does
-    not describe a working model, or an engine of the target refuses it), and no SL1xx or
-    SL3xx warning whose code the original (``config`` on ``target``) did not already have
-    (never worse aligned, never onto a slower engine kernel). ``rules`` defaults to
-    `checked_rules`."""
-    modules = checked_rules() if rules is None else list(rules)
-    had = {f.code for f in _findings(config, target, modules)}
-
-    def valid(candidate: ModelConfig, cand_target: Target) -> bool:
-        for f in _findings(candidate, cand_target, modules):
-            if _fatal(f) or f.code not in had:
-                return False
-        return True
-
-    return valid
 
 
 def _reextract(loaded: Loaded, config: ModelConfig, edits: list[tuple[Any, object]]) -> Any:
@@ -265,19 +211,6 @@ def ffn_follower(loaded: Loaded) -> Callable[[int], int | None]:
     return ffn_of
 
 
-def vocab_padding(config: ModelConfig, target: Target) -> Fix | None:
-    """SL101's fix for the config, when it has one: how this file pads its vocab."""
-    from shapelint.rules import get
-
-    module = get("SL101")
-    if module is None:
-        return None
-    for finding in module.check(config, target):
-        if finding.fix is not None:
-            return finding.fix
-    return None
-
-
 class ProgressLine:
     """A one-line progress indicator on a terminal's stderr, shown once a search passes 1 s."""
 
@@ -308,6 +241,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
     from shapelint.perf.search import SuggestError, SuggestOptions, search
+    from shapelint.rules.candidates import (
+        accepted_tp,
+        checked_rules,
+        refusals,
+        validator,
+        vocab_padding,
+    )
 
     loaded = load(args)
     config = loaded.config
@@ -430,6 +370,8 @@ def _change_text(cand: Candidate) -> str:
 
 def render_text(result: Suggestions, path: str) -> str:
     """The table: changed dims, parameter delta, step time and speedup per GPU, checkpoint."""
+    from shapelint.rules.candidates import TP_TRIED
+
     o = result.original
     lines = [f"{path}: {result.config.name or result.config.dialect}".rstrip(": ")]
     lines.append(
@@ -536,6 +478,7 @@ def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, er
     from shapelint.core.model import Finding
     from shapelint.engine.fixer import baseline, encode_like, verify
     from shapelint.engine.writer import WriteRefused, linted_roots, write_atomic
+    from shapelint.rules.candidates import checked_codes, vocab_padding
 
     if n > len(result.candidates):
         raise _usage(f"--apply {n}: there are {len(result.candidates)} candidates")
@@ -552,7 +495,7 @@ def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, er
         config=loaded.config.name,
         fix=fix,
     )
-    options = replace(loaded.options, select=(*REQUIRED, ALIGNMENT))
+    options = replace(loaded.options, select=checked_codes())
     outcome = verify(doc, baseline(doc, options), [finding], options)
     if isinstance(outcome, str):
         raise _usage(f"{loaded.path}: candidate {n} not applied: {outcome}")

@@ -22,9 +22,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shapelint.core.model import Finding
 from shapelint.core.source import LineIndex
+
+if TYPE_CHECKING:
+    from shapelint.rules.base import Rule
 
 VERSION = 1
 EntryKey = tuple[str, str, str, str, str]
@@ -105,9 +109,10 @@ class Baseline:
             _value_key(finding.value),
         )
 
-    def apply(self, path: str, findings: Sequence[Finding], report_stale: bool) -> list[Finding]:
-        """``findings`` of the file at ``path`` less those recorded here; with
-        ``report_stale``, plus an SL008 finding for each entry of that file that matched none."""
+    def apply(self, path: str, findings: Sequence[Finding], stale: Rule | None) -> list[Finding]:
+        """``findings`` of the file at ``path`` less those recorded here; with a ``stale``
+        rule (the one that reports suppressions hiding nothing), plus a finding of that rule
+        for each entry of that file that matched none."""
         entries = self.by_file.get(relative(path, self.root), ())
         if not entries:
             return list(findings)
@@ -119,17 +124,14 @@ class Baseline:
                 left[key] -= 1
             else:
                 kept.append(f)
-        if report_stale:
+        if stale is not None:
             for e in entries:
                 if left[e.match_key] > 0:
                     left[e.match_key] -= 1
-                    kept.append(self._stale(e))
+                    kept.append(self._stale(e, stale))
         return kept
 
-    def _stale(self, entry: Entry) -> Finding:
-        from shapelint.rules import REGISTRY
-
-        rule = REGISTRY["SL008"].RULE
+    def _stale(self, entry: Entry, rule: Rule) -> Finding:
         text = self._text()
         index = LineIndex(text)
         lines = text.split("\n")
@@ -223,6 +225,14 @@ def load_cached(path: str) -> Baseline:
     return _LOADED[key]
 
 
+def _about_suppressions(finding: Finding) -> bool:
+    """A finding about a suppression or a baseline entry that hides nothing."""
+    from shapelint.rules import get
+
+    module = get(finding.code)
+    return module is not None and module.RULE.scope == "suppression"
+
+
 def render(findings: Iterable[Finding], path: str) -> str:
     """The baseline file recording ``findings`` (paths relative to ``path``'s directory)."""
     root = os.path.dirname(os.path.abspath(path))
@@ -230,7 +240,7 @@ def render(findings: Iterable[Finding], path: str) -> str:
         (
             Entry(relative(f.path, root), f.code, f.config, f.key, f.value)
             for f in findings
-            if f.code != "SL008"  # a stale entry or unused ignore is not a finding to keep
+            if not _about_suppressions(f)  # a stale entry or unused ignore is not one to keep
         ),
         key=lambda e: (e.path, e.code, e.config, e.key, _value_key(e.value)),
     )
@@ -256,7 +266,7 @@ def write(findings: Sequence[Finding], path: str) -> int:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return sum(1 for f in findings if f.code != "SL008")
+    return sum(1 for f in findings if not _about_suppressions(f))
 
 
 __all__ = ["Baseline", "BaselineError", "Entry", "load", "load_cached", "render", "write"]

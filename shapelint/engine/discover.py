@@ -127,11 +127,12 @@ def _sniff(path: str) -> str | None:
     """The format of a named file whose extension says nothing: JSON when its text opens with
     ``{`` or ``[``; None for any other text (a README is not a config). What is not a regular
     file is left to the reader, which refuses it with the OS's reason without blocking."""
+    from shapelint.engine.reading import read_head
+
     if not os.path.isfile(path):
         return "json"
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
+        head = read_head(path, 512)
     except OSError:
         return "json"  # the read fails again in the runner, as an SL000 naming the reason
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")

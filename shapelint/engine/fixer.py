@@ -26,8 +26,8 @@ from shapelint.core.model import Edit, Finding, Fix
 from shapelint.core.source import Document, Mapping, Node, Scalar, encode
 from shapelint.core.source import Sequence as SeqNode
 from shapelint.engine.options import LintOptions
+from shapelint.engine.pipeline import READ_PROBLEM, lint_document
 from shapelint.engine.results import FileResult, LintResult
-from shapelint.engine.runner import lint_document
 from shapelint.readers import parse
 
 # Passes of fix → re-lint → fix; a fix can make another one possible (a conflicting fix of
@@ -265,7 +265,7 @@ def verify(
         return f"the fixed text cannot be written as {doc.encoding}"
     new_doc = parse(doc.path, data, doc.format)
     if not new_doc.ok:
-        problem = next(p for p in new_doc.problems if p.code == "SL000")
+        problem = next(p for p in new_doc.problems if p.code == READ_PROBLEM)
         return f"the fixed file would not parse ({problem.message})"
     added = _problems(new_doc) - _problems(doc)
     if added:
@@ -484,7 +484,8 @@ def fix_paths(
     read-only file, and a symlink whose target lies outside ``paths``. With ``relint``, the
     written files are linted again and ``FixRun.result`` holds what remains.
     """
-    from shapelint.engine.writer import WriteRefused, linted_roots, read_snapshot, write_atomic
+    from shapelint.engine.reading import read_snapshot
+    from shapelint.engine.writer import WriteRefused, linted_roots, write_atomic
 
     def options_for(path: str) -> LintOptions:
         return options if isinstance(options, LintOptions) else options(path)
@@ -499,7 +500,7 @@ def fix_paths(
         source = file_result.source
         file_options = options_for(source.path)
         try:
-            snap = read_snapshot(source.path)
+            snap = read_snapshot(source.path, file_options.budget)
         except OSError as exc:
             unread = DocumentFix(file_result.doc, file_result.doc.text)
             run.files.append(

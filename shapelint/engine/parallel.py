@@ -1,6 +1,6 @@
 """Lint many files on several cores: worker processes forked from this one.
 
-Each file is linted exactly as `runner.lint_file` lints it; results come back in the order the
+Each file is linted exactly as `pipeline.lint_source` lints it; results come back in the order the
 files were given, so reports are identical to a one-worker run. Workers are forked after the
 parent has decided every file's options and imported the readers the files need, so they
 start with everything loaded and nothing needs pickling on the way in; on the way back a

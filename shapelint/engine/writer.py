@@ -13,40 +13,16 @@ the link itself is kept.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from shapelint.engine.reading import NotRegular, Snapshot, TooLarge, read_snapshot
 
 
 class WriteRefused(Exception):
     """A fixed file that was not written; the message says why."""
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A file's bytes with the size and modification time they were read at."""
-
-    data: bytes
-    mtime_ns: int
-    size: int
-
-
-def read_snapshot(path: str) -> Snapshot:
-    """Read ``path`` and the stat of the same open file (OSError propagates).
-
-    Opened without blocking and refused unless it is a regular file, so a file swapped for
-    a FIFO while shapelint works cannot hang the check before a write.
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "it is no longer a regular file")
-        data = fh.read()
-    return Snapshot(data, st.st_mtime_ns, st.st_size)
 
 
 def linted_roots(paths: Iterable[str]) -> list[str]:
@@ -126,7 +102,12 @@ def write_atomic(path: str, data: bytes, snapshot: Snapshot, roots: Sequence[str
 
 def _check_unchanged(path: str, snapshot: Snapshot) -> None:
     try:
-        now = read_snapshot(path)
+        # No more bytes than were read: a file that grew has changed.
+        now = read_snapshot(path, max_bytes=snapshot.size)
+    except TooLarge:
+        raise WriteRefused("the file changed on disk since it was read") from None
+    except NotRegular:
+        raise WriteRefused("cannot read file again: it is no longer a regular file") from None
     except OSError as exc:
         raise WriteRefused(f"cannot read file again: {exc.strerror}") from None
     if (now.mtime_ns, now.size, now.data) != (snapshot.mtime_ns, snapshot.size, snapshot.data):

@@ -32,6 +32,8 @@ INFORMATION_URI = "https://github.com/shapelint/shapelint"
 RULES_DOC = "https://github.com/shapelint/shapelint/blob/main/docs/rules.md"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+# GitHub code scanning tags by rule family (`Rule.family`); any other family is "correctness".
+TAGS = {"alignment": "performance"}
 
 
 def source_root(env: Mapping[str, str] | None = None) -> str:
@@ -76,7 +78,7 @@ def _rule(code: str) -> dict[str, Any]:
         },
         "helpUri": f"{RULES_DOC}#{rule.code.lower()}-{rule.name}",
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
-        "properties": {"tags": ["performance" if code.startswith("SL1") else "correctness"]},
+        "properties": {"tags": [TAGS.get(rule.family, "correctness")]},
     }
 
 

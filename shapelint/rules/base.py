@@ -6,9 +6,9 @@ A rule module defines ``RULE = Rule(...)``, ``EXAMPLES`` and ``check(config, tar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from shapelint.core.arith import pow2_factor, round_up
 from shapelint.core.model import (
@@ -23,14 +23,38 @@ from shapelint.core.model import (
     Value,
 )
 
+if TYPE_CHECKING:
+    from shapelint.core.source import Document
+    from shapelint.dialects.common import KeyAliases
+
+
+# What a rule looks at, in the order the engine runs them on one document (`SCOPES`):
+# "reader": a problem a reader reports while reading the text (the rule only names it);
+# "document": the whole document after its configs are extracted (``check_document``);
+# "config": one `ModelConfig` on a target (``check``);
+# "suppression": the document's suppressions against every other finding, run only when
+# unused ignores are asked for (``check_suppressions``; also names stale baseline entries).
+Scope = Literal["reader", "document", "config", "suppression"]
+SCOPES: tuple[Scope, ...] = ("reader", "document", "config", "suppression")
+
+# What a finding of the rule says (the code families of the design):
+# "model": the file or config does not describe a working model (an error), or shapelint
+# cannot read it as one; "alignment": a model dim misaligned for Tensor Core GEMMs;
+# "batching": batch and parallel sizes; "engine": what a named engine refuses or runs slower.
+Family = Literal["model", "alignment", "batching", "engine"]
+
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule's identity: ``code`` (SL101), ``name`` (vocab-padding), default severity.
+    """A rule's identity and what the engine needs to know to run it.
 
-    ``summary`` is one line for ``shapelint rules``; ``source`` names the guideline's origin.
-    ``kind`` is "config" for rules that read a `ModelConfig`, "document" for problems the
-    parsers find in the text itself (syntax errors, duplicate keys).
+    ``code`` (SL101), ``name`` (vocab-padding), default ``severity``; ``summary`` is one line
+    for ``shapelint rules``; ``source`` names the guideline's origin. ``family`` says what a
+    finding means (`Family`), ``scope`` what the rule looks at (`Scope`). ``defers_to`` names
+    rules whose finding at the same value says the same thing better: this rule's finding
+    there is dropped. ``pads`` is the dim this rule's fix pads to the framework's multiple,
+    where the fix is how a file pads it (``suggest`` pads a candidate's vocab that way).
+    Options a team may tune are the module's ``OPTIONS`` (`shapelint.rules.options`).
     """
 
     code: str
@@ -38,7 +62,21 @@ class Rule:
     severity: Severity
     summary: str
     source: str
-    kind: Literal["config", "document"] = "config"
+    family: Family
+    scope: Scope = "config"
+    defers_to: tuple[str, ...] = ()
+    pads: Dim | None = None
+
+    @property
+    def needs_engines(self) -> bool:
+        """Checked only against engines the config implies or the user names."""
+        return self.family == "engine"
+
+    @property
+    def breaks_model(self) -> bool:
+        """An error of this rule means the config does not describe a working model (so
+        ``explain`` does not model it and ``suggest`` rejects a candidate that has one)."""
+        return self.family == "model"
 
     def finding(
         self,
@@ -95,13 +133,43 @@ class Example:
 
 
 class RuleModule(Protocol):
-    """The shape of a rule module, for type checking the registry."""
+    """The shape of a rule module, for type checking the registry.
+
+    A "config" rule has ``check``; a "document" rule has ``check_document`` instead
+    (`DocumentRule`), a "suppression" rule ``check_suppressions`` (`SuppressionRule`), and a
+    "reader" rule neither: its findings are the readers' problems.
+    """
 
     RULE: Rule
     EXAMPLES: list[Example]
     __doc__: str | None
 
     def check(self, config: ModelConfig, target: Target) -> Iterator[Finding]: ...
+
+
+class DocumentRule(Protocol):
+    """A rule of scope "document": it reads the whole document and the configs found in it."""
+
+    RULE: Rule
+
+    def check_document(
+        self, doc: Document, configs: Sequence[ModelConfig], keys: KeyAliases
+    ) -> Iterator[Finding]: ...
+
+
+class SuppressionRule(Protocol):
+    """A rule of scope "suppression": it reads a document's suppressions and the findings
+    made before they apply (``is_selected``: whether a code runs; ``known``: every code)."""
+
+    RULE: Rule
+
+    def check_suppressions(
+        self,
+        doc: Document,
+        findings: Iterable[Finding],
+        is_selected: Callable[[str], bool],
+        known: Container[str],
+    ) -> list[Finding]: ...
 
 
 def applicability(
@@ -151,10 +219,15 @@ def describe(value: Value) -> str:
 
 
 __all__ = [
+    "SCOPES",
+    "DocumentRule",
     "Example",
     "Expect",
+    "Family",
     "Rule",
     "RuleModule",
+    "Scope",
+    "SuppressionRule",
     "applicability",
     "describe",
     "make_fix",

@@ -17,7 +17,8 @@ RULE = Rule(
     severity="error",
     summary="the file is not valid JSON/YAML/TOML/Python",
     source="format specifications (RFC 8259, YAML, TOML, Python grammar)",
-    kind="document",
+    family="model",
+    scope="reader",
 )
 
 EXAMPLES = [

@@ -18,7 +18,8 @@ RULE = Rule(
     severity="error",
     summary="a key appears twice in one mapping; readers keep only the last",
     source="RFC 8259 §4; YAML 1.2 §3.2.1.1",
-    kind="document",
+    family="model",
+    scope="reader",
 )
 
 EXAMPLES = [

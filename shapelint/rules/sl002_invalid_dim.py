@@ -25,6 +25,7 @@ RULE = Rule(
     severity="error",
     summary="a dimension is zero, negative, fractional or not a number",
     source="framework config validation (transformers, Megatron-LM)",
+    family="model",
 )
 
 EXAMPLES = [

@@ -23,6 +23,7 @@ RULE = Rule(
     severity="error",
     summary="hidden size not divisible by the number of attention heads",
     source="Megatron-LM validate_args; Anthony et al. 2024",
+    family="model",
 )
 
 EXAMPLES = [

@@ -20,6 +20,7 @@ RULE = Rule(
     severity="error",
     summary="attention heads not divisible by key/value heads (GQA groups)",
     source="Ainslie et al. 2023 (GQA); vLLM, Megatron-LM validation",
+    family="model",
 )
 
 EXAMPLES = [

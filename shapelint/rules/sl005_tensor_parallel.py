@@ -34,6 +34,10 @@ RULE = Rule(
     severity="error",
     summary="heads, KV heads, FFN, hidden or vocab not divisible by the tensor-parallel size",
     source="Megatron-LM (Shoeybi et al. 2019); vLLM parallel-config validation",
+    family="model",
+    # SL301 reports the same head count in the engine's own words, naming who refuses it
+    # ("Total number of attention heads (28) must be divisible by tensor parallel size (8)").
+    defers_to=("SL301",),
 )
 
 _LLAMA_13B = (

@@ -17,7 +17,8 @@ RULE = Rule(
     severity="error",
     summary="a YAML tag that constructs Python objects; the file must be plain data",
     source="PyYAML documentation: yaml.load is unsafe on untrusted input",
-    kind="document",
+    family="model",
+    scope="reader",
 )
 
 EXAMPLES = [

@@ -18,7 +18,8 @@ RULE = Rule(
     severity="error",
     summary="YAML aliases expand past shapelint's bound (a 'billion laughs' file)",
     source="billion-laughs expansion (CVE-2003-1564), applied to YAML aliases",
-    kind="document",
+    family="model",
+    scope="reader",
 )
 
 _LAUGHS = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(

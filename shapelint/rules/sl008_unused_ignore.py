@@ -12,7 +12,7 @@ Source: the same practice as ruff's RUF100 (unused ``noqa``) and mypy's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 
 from shapelint.core.model import Finding
 from shapelint.core.source import SUPPRESSION, Document, LineIndex
@@ -24,7 +24,8 @@ RULE = Rule(
     severity="warning",
     summary="a `# shapelint: ignore` comment suppresses nothing on its line",
     source="ruff RUF100; mypy --warn-unused-ignores",
-    kind="document",
+    family="model",
+    scope="suppression",
 )
 
 
@@ -58,12 +59,14 @@ def _comment_span(doc: Document, index: LineIndex, line: int) -> tuple[int, int]
     return found[-1].start(), found[-1].end()
 
 
-def unused_ignores(
-    doc: Document, raw: Iterable[Finding], is_selected: Callable[[str], bool]
+def check_suppressions(
+    doc: Document,
+    raw: Iterable[Finding],
+    is_selected: Callable[[str], bool],
+    known: Container[str],
 ) -> list[Finding]:
-    """SL008 findings for ``doc``'s suppressions, given the findings before suppression."""
-    from shapelint.rules import REGISTRY
-
+    """SL008 findings for ``doc``'s suppressions, given the findings before suppression
+    (``known``: every rule code; any other code in a comment is unknown)."""
     on_line: dict[int, set[str]] = {}
     for f in raw:
         on_line.setdefault(f.span.line, set()).add(f.code)
@@ -76,8 +79,8 @@ def unused_ignores(
                 continue
             message = "`# shapelint: ignore` suppresses nothing on this line"
         else:
-            unknown = sorted(c for c in codes if c not in REGISTRY)
-            unused = sorted(c for c in codes if c in REGISTRY and c not in fired and is_selected(c))
+            unknown = sorted(c for c in codes if c not in known)
+            unused = sorted(c for c in codes if c in known and c not in fired and is_selected(c))
             if not unknown and not unused:
                 continue
             parts = []

@@ -13,9 +13,15 @@ Source: shapelint's own contract ("noticed, not silent"); the settings key map (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
+from shapelint.core.model import Finding, ModelConfig
 from shapelint.rules.base import Example, Expect, Rule
+
+if TYPE_CHECKING:
+    from shapelint.core.source import Document
+    from shapelint.dialects.common import KeyAliases
 
 RULE = Rule(
     code="SL009",
@@ -23,7 +29,8 @@ RULE = Rule(
     severity="info",
     summary="model-shape keys but no complete model config; shows the settings line to map them",
     source="shapelint contract: noticed, not silent",
-    kind="document",
+    family="model",
+    scope="document",
 )
 
 EXAMPLES = [
@@ -69,4 +76,48 @@ def message(paths: list[str], settings: str, unknown: Sequence[tuple[str, str]] 
     return (
         f"model config not understood: model-shape keys {listed}{more} but no complete config "
         f"(a width and heads or layers); to map them: {settings}"
+    )
+
+
+def check_document(
+    doc: Document, configs: Sequence[ModelConfig], keys: KeyAliases
+) -> Iterator[Finding]:
+    """SL009 when ``doc`` names two or more model-shape keys (``keys``: the settings' key
+    map) but none of ``configs`` is complete."""
+    from shapelint.dialects.common import looks_like_model
+    from shapelint.dialects.shape_keys import (
+        CORE,
+        enough_shape_keys,
+        settings_line,
+        shape_keys,
+    )
+
+    if any(looks_like_model({d: v for d, v in c.dims.items() if v.known}) for c in configs):
+        return
+    found = shape_keys(doc, keys)
+    if not enough_shape_keys(found):
+        return
+    first = found[0]
+    paths = [k.path for k in found]
+    unknown = {k.path: k.unknown for k in found if k.unknown is not None and k.dim in CORE}
+    for config in configs:  # values a dialect knows to be unknown (a conversion's template)
+        for dim in CORE:
+            v = config.get(dim)
+            if v is not None and not v.known and v.expression and v.key not in unknown:
+                unknown[v.key] = v.expression
+    yield Finding(
+        code=RULE.code,
+        name=RULE.name,
+        severity=RULE.severity,
+        message=message(
+            paths,
+            settings_line(found),
+            sorted(
+                unknown.items(),
+                key=lambda item: paths.index(item[0]) if item[0] in paths else len(paths),
+            ),
+        ),
+        path=doc.path,
+        span=first.span,
+        key=first.path,
     )

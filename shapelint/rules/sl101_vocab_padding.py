@@ -34,6 +34,8 @@ RULE = Rule(
     severity="warning",
     summary="vocab (per tensor-parallel rank) not a multiple of 64",
     source="Anthony et al. 2024; NVIDIA matmul guide; nanoGPT (50257 → 50304)",
+    family="alignment",
+    pads=Dim.VOCAB,
 )
 
 MULTIPLE = 64

@@ -42,6 +42,7 @@ RULE = Rule(
     severity="warning",
     summary="head dim (h/a) with a power-of-two factor below 64",
     source="Anthony et al. 2024, Fig. 7; flash-attention head-dim kernels",
+    family="alignment",
 )
 
 MULTIPLE = 64

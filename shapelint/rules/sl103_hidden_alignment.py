@@ -37,6 +37,7 @@ RULE = Rule(
     severity="warning",
     summary="hidden size (per tensor-parallel rank) not a multiple of 64",
     source="Anthony et al. 2024; NVIDIA matmul guide (Tensor Core alignment)",
+    family="alignment",
 )
 
 MULTIPLE = 64

@@ -27,6 +27,7 @@ RULE = Rule(
     severity="warning",
     summary="FFN or expert FFN width (per tensor-parallel rank) not a multiple of 64",
     source="Anthony et al. 2024; NVIDIA matmul guide; Llama FeedForward multiple_of",
+    family="alignment",
 )
 
 MULTIPLE = 64

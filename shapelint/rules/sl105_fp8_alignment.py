@@ -22,6 +22,7 @@ RULE = Rule(
     severity="error",
     summary="FP8 GEMM dimension (per tensor-parallel rank) not a multiple of 16",
     source="PyTorch _scaled_mm shape checks",
+    family="alignment",
 )
 
 MULTIPLE = 16

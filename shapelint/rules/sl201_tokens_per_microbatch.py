@@ -42,6 +42,7 @@ RULE = Rule(
     severity="warning",
     summary="tokens per micro-batch (b·s) not a multiple of 64",
     source="Anthony et al. 2024; NVIDIA matmul guide",
+    family="batching",
 )
 
 MULTIPLE = 64

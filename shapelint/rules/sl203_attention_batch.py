@@ -47,6 +47,7 @@ RULE = Rule(
     severity="warning",
     summary="(b·a)/t not an integer, or attention's parallelism far below the SM count",
     source="Anthony et al. 2024; flash-attention launch grid; NVIDIA matmul guide",
+    family="batching",
 )
 
 FILL_THRESHOLD = 0.75  # report below this fraction of the SMs

@@ -48,6 +48,7 @@ RULE = Rule(
     severity="warning",
     summary="projection GEMMs memory-bound at this micro-batch (below the roofline ridge)",
     source="NVIDIA matmul guide (roofline); Anthony et al. 2024",
+    family="batching",
 )
 
 MAX_MICRO_BATCH = 65536

@@ -41,6 +41,7 @@ RULE = Rule(
     severity="warning",
     summary="tensor-parallel size so large that each GPU's GEMMs lose their efficiency",
     source="Anthony et al. 2024; Megatron-LM (Shoeybi et al. 2019)",
+    family="batching",
 )
 
 EFFICIENCY_THRESHOLD = 0.75  # per-GPU throughput at t relative to t = 1

@@ -42,6 +42,7 @@ RULE = Rule(
     severity="error",
     summary="an engine refuses the attention or KV heads at this tensor-parallel size",
     source="vLLM 0.34.0, SGLang 0.5.23, Megatron-LM d98e8a64, TGI db931fcf, nanotron 2411b022",
+    family="engine",
 )
 
 # Engine → file:line of the check, read at the version `shapelint.hardware.engines` names.

@@ -30,6 +30,7 @@ RULE = Rule(
     severity="error",
     summary="a named attention kernel (FlashAttention-2/3) refuses this head dim",
     source="flash-attention 2.8.4: csrc/flash_attn/flash_api.cpp, hopper/flash_api.cpp",
+    family="engine",
 )
 
 VERIFIED = {

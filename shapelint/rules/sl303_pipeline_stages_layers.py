@@ -31,6 +31,7 @@ RULE = Rule(
     severity="error",
     summary="Megatron-LM refuses layers not divisible by the pipeline-parallel size",
     source="Megatron-LM d98e8a64 megatron/training/arguments.py",
+    family="engine",
 )
 
 VERIFIED = {"megatron": "megatron/training/arguments.py:941-998"}

@@ -24,6 +24,7 @@ RULE = Rule(
     severity="error",
     summary="Megatron-LM refuses experts not divisible by the expert-parallel size",
     source="Megatron-LM d98e8a64 megatron/training/arguments.py",
+    family="engine",
 )
 
 VERIFIED = {"megatron": "megatron/training/arguments.py:1654-1658"}

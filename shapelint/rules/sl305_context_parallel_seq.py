@@ -28,6 +28,7 @@ RULE = Rule(
     severity="error",
     summary="sequence length not a multiple of 2 x context parallel (torchtitan: x tp too)",
     source="Megatron-LM d98e8a64 megatron/training/arguments.py; torchtitan 0.2.0",
+    family="engine",
 )
 
 VERIFIED = {

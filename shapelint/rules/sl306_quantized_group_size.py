@@ -37,6 +37,7 @@ RULE = Rule(
     severity="error",
     summary="AWQ/GPTQ group size does not divide a layer's per-rank input features",
     source="vLLM 0.34.0, SGLang 0.5.23, TGI db931fcf (AWQ/GPTQ weight loading)",
+    family="engine",
 )
 
 VERIFIED = {

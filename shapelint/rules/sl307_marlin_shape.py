@@ -33,6 +33,7 @@ RULE = Rule(
     severity="error",
     summary="TGI's Marlin kernel has no tile for a quantized layer's per-rank shape",
     source="TGI db931fcf server/text_generation_server/layers/marlin/gptq.py",
+    family="engine",
 )
 
 VERIFIED = {"tgi": "server/text_generation_server/layers/marlin/gptq.py:39-52, 474-481"}

@@ -28,6 +28,7 @@ RULE = Rule(
     severity="error",
     summary="block-FP8 weight_block_size does not divide a layer's per-rank shard",
     source="vLLM 0.34.0, SGLang 0.5.23 fp8_utils.py (block-quantized linear checks)",
+    family="engine",
 )
 
 VERIFIED = {

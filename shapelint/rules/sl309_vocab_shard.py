@@ -25,6 +25,7 @@ RULE = Rule(
     severity="error",
     summary="vLLM refuses a vocab (padded to 64) not divisible by tensor parallel",
     source="vLLM 0.34.0 vllm/model_executor/layers/vocab_parallel_embedding.py",
+    family="engine",
 )
 
 VERIFIED = {

@@ -28,6 +28,7 @@ RULE = Rule(
     severity="warning",
     summary="vLLM has no FlashAttention/FlashInfer kernel for the head dim (Triton fallback)",
     source="vLLM 0.34.0 vllm/platforms/cuda.py, v1/attention/backends",
+    family="engine",
 )
 
 VERIFIED = {

@@ -26,6 +26,7 @@ RULE = Rule(
     severity="warning",
     summary="tensor parallel exceeds the KV heads: each KV head is cached on several GPUs",
     source="vLLM 0.34.0, SGLang 0.5.23 QKVParallelLinear",
+    family="engine",
 )
 
 VERIFIED = {

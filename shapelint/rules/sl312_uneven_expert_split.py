@@ -25,6 +25,7 @@ RULE = Rule(
     severity="warning",
     summary="experts not divisible by expert parallel: vLLM gives some ranks one more expert",
     source="vLLM 0.34.0 fused_moe/expert_map_manager.py",
+    family="engine",
 )
 
 VERIFIED = {

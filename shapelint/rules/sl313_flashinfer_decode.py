@@ -27,6 +27,7 @@ RULE = Rule(
     severity="warning",
     summary="FlashInfer has no decode kernel for this head dim or GQA group size",
     source="FlashInfer 0.6.18 include/flashinfer/utils.cuh",
+    family="engine",
 )
 
 VERIFIED = {"flashinfer": "include/flashinfer/utils.cuh:142-166, 197-224; csrc/batch_decode.cu:63"}

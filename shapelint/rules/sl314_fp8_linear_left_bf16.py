@@ -31,6 +31,7 @@ RULE = Rule(
     severity="warning",
     summary="torchtitan leaves Linear layers with dims not multiples of 16 in BF16 under FP8",
     source="torchtitan 0.2.0 torchtitan/components/quantization/utils.py",
+    family="engine",
 )
 
 VERIFIED = {

@@ -40,6 +40,7 @@ RULE = Rule(
     severity="warning",
     summary="llama.cpp's CUDA FlashAttention has no kernel for this head dim: attention unfused",
     source="llama.cpp 00a2d609: ggml/src/ggml-cuda/fattn.cu ggml_cuda_get_best_fattn_kernel",
+    family="engine",
 )
 
 VERIFIED = {

@@ -28,6 +28,7 @@ RULE = Rule(
     severity="error",
     summary="TensorRT-LLM refuses an expert-parallel size that does not divide tensor parallel",
     source="TensorRT-LLM 05ebebb2: tensorrt_llm/mapping.py Mapping.__init__",
+    family="engine",
 )
 
 VERIFIED = {"tensorrt-llm": "tensorrt_llm/mapping.py:Mapping.__init__ (05ebebb2)"}

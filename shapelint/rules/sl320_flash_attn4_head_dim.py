@@ -35,6 +35,7 @@ RULE = Rule(
     severity="error",
     summary="FlashAttention-4 refuses this head dim on this GPU (sm90 / sm100)",
     source="flash-attention fa4-v4.0.0.beta27: flash_attn/cute/interface.py",
+    family="engine",
 )
 
 VERIFIED = {"flash-attn4": "flash_attn/cute/interface.py:111-129, 681-685, 2082-2085"}

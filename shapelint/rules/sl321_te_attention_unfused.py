@@ -43,6 +43,7 @@ RULE = Rule(
     severity="warning",
     summary="Transformer Engine falls back to unfused attention for this head dim on this GPU",
     source="TransformerEngine 2.20.0.dev0: dot_product_attention/utils.py get_attention_backend",
+    family="engine",
 )
 
 VERIFIED = {

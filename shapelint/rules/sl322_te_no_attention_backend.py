@@ -30,6 +30,7 @@ RULE = Rule(
     severity="error",
     summary="Transformer Engine has no attention backend for this head dim under context parallel",
     source="TransformerEngine 2.20.0.dev0: dot_product_attention/utils.py, dot_product_attention.py",
+    family="engine",
 )
 
 VERIFIED = {

@@ -29,6 +29,7 @@ RULE = Rule(
     severity="error",
     summary="FlashAttention-2/3's fused rotary (KV-cache decode) refuses this rotary dim",
     source="flash-attention 2.8.4: csrc/flash_attn/flash_api.cpp, hopper/flash_api.cpp",
+    family="engine",
 )
 
 VERIFIED = {

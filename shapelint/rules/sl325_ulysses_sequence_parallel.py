@@ -32,6 +32,7 @@ RULE = Rule(
     severity="error",
     summary="DeepSpeed Ulysses refuses heads, KV heads or sequences sp does not split",
     source="DeepSpeed 0.19.8 deepspeed/runtime/sequence_parallel/ulysses_sp.py",
+    family="engine",
 )
 
 VERIFIED = {

@@ -58,6 +58,7 @@ RULE = Rule(
     "other than kv_lora_rank 512 / qk_rope_head_dim 64) when the attention op initializes",
     source="TensorRT-LLM 00dbe288 attentionOp.cpp; 0ab9d17a decoderMaskedMultiheadAttention.cu; "
     "2340c776 unfusedAttentionKernels_2_template.h",
+    family="engine",
 )
 
 VERIFIED = {

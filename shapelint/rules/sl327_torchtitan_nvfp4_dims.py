@@ -38,6 +38,7 @@ RULE = Rule(
     severity="error",
     summary="torchtitan's NVFP4 recipe refuses Linear layers with dims not multiples of 128",
     source="torchtitan b5bcd76c torchtitan/components/quantization/nvfp4.py",
+    family="engine",
 )
 
 VERIFIED = {

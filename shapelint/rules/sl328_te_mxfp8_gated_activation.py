@@ -38,6 +38,7 @@ RULE = Rule(
     summary="Transformer Engine's MXFP8 gated activation refuses a per-GPU FFN width not a "
     "multiple of 32",
     source="TransformerEngine 2.20.0.dev0: transformer_engine/common/cast/dispatch/gated.cuh",
+    family="engine",
 )
 
 VERIFIED = {

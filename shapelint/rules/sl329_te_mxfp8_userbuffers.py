@@ -34,6 +34,7 @@ RULE = Rule(
     summary="Transformer Engine's Userbuffers overlap refuses MXFP8 sequence-parallel shards "
     "whose tokens are not a multiple of 128",
     source="TransformerEngine 2.20.0.dev0: transformer_engine/pytorch/module/base.py",
+    family="engine",
 )
 
 VERIFIED = {

@@ -36,6 +36,7 @@ RULE = Rule(
     summary="Transformer Engine all-gathers MXFP8 sequence-parallel shards in BF16 when their "
     "tokens or hidden size are not multiples of 32",
     source="TransformerEngine 2.20.0.dev0: transformer_engine/pytorch/distributed.py",
+    family="engine",
 )
 
 VERIFIED = {

@@ -70,6 +70,7 @@ RULE = Rule(
     summary="TensorRT-LLM has no context FMHA kernel for the head size on this GPU: prefill "
     "runs unfused",
     source="TensorRT-LLM 00dbe288 attentionOp.cpp, fmhaRunner.cpp; 03cdd5a6 fmha_cubin.h",
+    family="engine",
 )
 
 VERIFIED = {

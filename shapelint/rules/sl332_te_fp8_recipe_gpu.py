@@ -40,6 +40,7 @@ RULE = Rule(
     summary="Transformer Engine refuses an FP8 recipe the chosen GPU's compute capability "
     "cannot run",
     source="TransformerEngine 2.20.0.dev0: transformer_engine/pytorch/quantization.py",
+    family="engine",
 )
 
 VERIFIED = {

@@ -15,7 +15,7 @@ from shapelint import dialects
 from shapelint.core.model import Derivation, Dim, ModelConfig
 from shapelint.dialects.neox import neox_ffn
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.engine.target import resolve_target
 from shapelint.hardware.gpus import lookup
 from shapelint.perf.workload import step_gemms

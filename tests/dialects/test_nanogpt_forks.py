@@ -15,7 +15,7 @@ from conftest import parse_text
 from shapelint.core.model import Derivation, Dim, ModelConfig
 from shapelint.dialects import extract
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers.python import parse_python
 

@@ -14,7 +14,7 @@ from shapelint.cli.main import main
 from shapelint.core.model import Dim
 from shapelint.dialects.shape_keys import holds_model_keys, text_shape_keys
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 
 H100 = lookup("h100")

@@ -13,7 +13,7 @@ from shapelint.core.model import Dim, Finding, ModelConfig
 from shapelint.core.source import Candidate, Document, Entry, LineIndex, Mapping, Node, Scalar
 from shapelint.dialects import extract
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 from shapelint.readers.python import parse_python

@@ -12,7 +12,7 @@ from __future__ import annotations
 from shapelint import dialects
 from shapelint.core.model import Derivation, Dim, ModelConfig
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 

@@ -22,7 +22,7 @@ from shapelint.dialects import (
     torchtitan,
 )
 from shapelint.engine.options import LintOptions
-from shapelint.engine.runner import lint_document
+from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
 from shapelint.readers import parse
 
