@@ -9,7 +9,8 @@
   code 0 or 1 and no error; every other line names, in ``ELSEWHERE``, the test (or the CI
   step) that runs it.
 - ``toml`` blocks load as settings; the workflow blocks use only inputs and outputs the
-  action declares; the suppression comment the README shows does suppress.
+  action declares; the suppression comment the README shows does suppress, and so do those
+  of the ``bash`` blocks (launch scripts, checked by ``bash -n``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import io
 import re
 import shlex
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,6 +269,29 @@ def test_workflows_use_what_the_action_declares(block: Block) -> None:
     assert set(step.get("with", {})) <= set(action["inputs"])
     used = set(re.findall(r"steps\.shapelint\.outputs\.([\w-]+)", block.text))
     assert used <= set(action["outputs"])
+
+
+@pytest.mark.parametrize("block", blocks("bash"), ids=str)
+def test_bash_blocks_are_scripts_whose_comments_suppress(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each bash block is a launch script: bash reads it (``bash -n``), and its
+    ``# shapelint: ignore`` comments hide the findings they name, which are there without them."""
+    if shutil.which("bash"):
+        script = tmp_path / "syntax.sh"
+        script.write_text(block.text + "\n")
+        assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.sh").write_text(block.text + "\n")
+    argv = ["check", "train.sh", "--report-unused-ignores", "--min-slowdown", "0"]
+    code, printed = shapelint(argv, tmp_path, monkeypatch)
+    assert code == 0, printed
+    codes = set(re.findall(r"ignore\[(SL\d+)\]", block.text))
+    assert codes
+    bare = re.sub(r"`?# shapelint: ignore\[[^]]*\][^`\n]*`?", "", block.text)
+    (tmp_path / "train.sh").write_text(bare + "\n")
+    code, printed = shapelint(argv, tmp_path, monkeypatch)
+    assert code == 1 and all(f" {c} " in printed for c in codes), printed
 
 
 def test_readme_suppression_comment_suppresses(
