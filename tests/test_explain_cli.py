@@ -125,7 +125,7 @@ def test_several_configs_and_picking_one(tmp_path: Path) -> None:
     code, out, _ = run(str(path), "--format", "json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"configs"}
+    assert set(data) == {"$schema", "version", "configs"}
     assert [c["config"] for c in data["configs"]] == ["text_config", "vision_config"]
     code, out, _ = run(str(path), "--format", "json", "--config-name", "vision_config")
     assert code == 0 and json.loads(out)["config"] == "vision_config"

@@ -399,8 +399,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _plot(results, args.plot)
         err.write(f"shapelint: wrote the roofline chart to {args.plot}\n")
     if args.format == "json":
+        from shapelint.report.schemas import stamped
+
         payload = results[0] if len(results) == 1 else {"configs": results}
-        out.write(json.dumps(payload, indent=2) + "\n")
+        out.write(json.dumps(stamped("explain", payload), indent=2) + "\n")
     else:
         out.write("\n".join(render_explain_text(r) for r in results))
     return 0

@@ -313,41 +313,48 @@ def _dims_json(cand: Candidate) -> dict[str, int | None]:
 
 
 def to_json(result: Suggestions, path: str) -> dict[str, Any]:
-    """The JSON document: the original and each candidate, step times by GPU name."""
+    """The JSON document: the original and each candidate, step times by GPU name (the
+    ``suggest`` schema, `shapelint.report.schemas`)."""
+    from shapelint.report.schemas import stamped
+
     names = [t.gpu.name for t in result.targets]
     o = result.original
-    return {
-        "path": path,
-        "config": result.config.name,
-        "ranking": RANKING_JSON[result.pareto],
-        "targets": [_target_json(t) for t in result.targets],
-        "params_tolerance": result.tolerance,
-        "original": {
-            "dims": _dims_json(o),
-            "params": o.params,
-            "step_time_s": dict(zip(names, o.step_time_s, strict=True)),
-            "refused": list(result.refusals),
-            "accepted_tp": list(result.accepted_tp),
+    return stamped(
+        "suggest",
+        {
+            "path": path,
+            "config": result.config.name,
+            "ranking": RANKING_JSON[result.pareto],
+            "targets": [_target_json(t) for t in result.targets],
+            "params_tolerance": result.tolerance,
+            "original": {
+                "dims": _dims_json(o),
+                "params": o.params,
+                "step_time_s": dict(zip(names, o.step_time_s, strict=True)),
+                "refused": list(result.refusals),
+                "accepted_tp": list(result.accepted_tp),
+            },
+            "candidates": [
+                {
+                    "dims": _dims_json(c),
+                    "params": c.params,
+                    "params_delta_pct": (c.params / o.params - 1) * 100,
+                    "step_time_s": dict(zip(names, c.step_time_s, strict=True)),
+                    "speedup_pct": {n: result.speedup_pct(c, i) for i, n in enumerate(names)},
+                    "speedup_per_parameter_pct": c.speedup_per_parameter_pct,
+                    "checkpoint_compatible": c.checkpoint_compatible,
+                    "changes": [
+                        {"dim": ch.dim, "key": ch.key, "old": ch.old, "new": ch.new}
+                        for ch in c.changes
+                    ],
+                }
+                for c in result.candidates
+            ],
+            "searched": result.enumerated,
+            "held": result.held,
+            "pretrained": result.config.pretrained,
         },
-        "candidates": [
-            {
-                "dims": _dims_json(c),
-                "params": c.params,
-                "params_delta_pct": (c.params / o.params - 1) * 100,
-                "step_time_s": dict(zip(names, c.step_time_s, strict=True)),
-                "speedup_pct": {n: result.speedup_pct(c, i) for i, n in enumerate(names)},
-                "speedup_per_parameter_pct": c.speedup_per_parameter_pct,
-                "checkpoint_compatible": c.checkpoint_compatible,
-                "changes": [
-                    {"dim": ch.dim, "key": ch.key, "old": ch.old, "new": ch.new} for ch in c.changes
-                ],
-            }
-            for c in result.candidates
-        ],
-        "searched": result.enumerated,
-        "held": result.held,
-        "pretrained": result.config.pretrained,
-    }
+    )
 
 
 def _target_json(t: Target) -> dict[str, Any]:
