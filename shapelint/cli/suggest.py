@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from shapelint.core.source import Document
     from shapelint.engine.options import LintOptions
     from shapelint.engine.reading import Snapshot
-    from shapelint.perf.search import Candidate, Shape, Suggestions
+    from shapelint.perf.search import Candidate, Shape, Suggestions, SuggestOptions
 
 SUGGEST_CODE = "suggest"
 
@@ -93,10 +93,11 @@ def add_parser(sub: Any) -> None:
 
 @dataclass
 class Loaded:
-    """The file as read: its snapshot, document, the config searched and its settings."""
+    """The file as read: its snapshot (None for a text given, not read), document, the config
+    searched and its settings."""
 
     path: str
-    snapshot: Snapshot
+    snapshot: Snapshot | None
     doc: Document
     config: ModelConfig
     options: LintOptions
@@ -111,13 +112,9 @@ def _usage(message: str) -> Exception:
 def load(args: argparse.Namespace) -> Loaded:
     """Read the one config file through the pipeline (no rules run), pick its config, and
     build lint options."""
-    from dataclasses import replace
-
-    from shapelint.cli.common import _gpus, _targets
+    from shapelint.cli.common import _targets, one_file_options
     from shapelint.core.limits import Budget
-    from shapelint.engine.discover import KINDS, SourceFile, kind_of
-    from shapelint.engine.options import LintOptions
-    from shapelint.engine.pipeline import lint_source
+    from shapelint.engine.discover import KINDS, kind_of
     from shapelint.engine.reading import read_snapshot
     from shapelint.engine.settings import SettingsError, SettingsResolver
 
@@ -139,19 +136,29 @@ def load(args: argparse.Namespace) -> Loaded:
         raise _usage(f"no such file: {path}") from None
     except OSError as exc:
         raise _usage(f"cannot read {path}: {exc.strerror}") from None
-    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
-    flags, defaults = _targets(args, settings)
-    options = LintOptions(
-        gpus=gpus,
-        flags=flags,
-        defaults=defaults,
-        extra_keys=settings.keys,
-        min_slowdown=0.0,
-        budget=budget,
-    )
-    # Read and extracted as check reads it; the search runs the rules on each candidate.
+    flags, _ = _targets(args, settings)
+    options = one_file_options(settings, args.gpu, args.gpu_file, flags, min_slowdown=0.0)
+    return load_data(path, kind, snapshot.data, options, args.config_name, snapshot)
+
+
+def load_data(
+    path: str,
+    kind: str,
+    data: bytes,
+    options: LintOptions,
+    config_name: str | None = None,
+    snapshot: Snapshot | None = None,
+) -> Loaded:
+    """``data``, the bytes of the file at ``path`` of format ``kind``, read and extracted as
+    check reads it (no rules run: the search runs them on each candidate); its one config, or
+    the one named ``config_name``, else a `UsageError`."""
+    from dataclasses import replace
+
+    from shapelint.engine.discover import SourceFile
+    from shapelint.engine.pipeline import lint_source
+
     source = SourceFile(path, kind, explicit=True)
-    result = lint_source(source, replace(options, rules=()), data=snapshot.data)
+    result = lint_source(source, replace(options, rules=()), data=data)
     doc = result.doc
     if not doc.ok:
         p = doc.problems[0]
@@ -159,7 +166,7 @@ def load(args: argparse.Namespace) -> Loaded:
     configs = [c for c in result.configs if not c.shape_from_elsewhere]
     if not configs:
         raise _usage(f"{path}: no model config found (suggest needs a model's shape)")
-    name = args.config_name
+    name = config_name
     if name is not None:
         configs = [c for c in configs if name in (c.name, c.name.split(" ", 1)[-1])] or [
             c for c in configs if c.name.lower() == name.lower()
@@ -232,12 +239,19 @@ class ProgressLine:
         self.line.close()
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``shapelint suggest``: search, print, and optionally apply one candidate."""
-    from shapelint.cli.common import write_gpu_notes
+def suggest_config(
+    loaded: Loaded,
+    options: SuggestOptions,
+    runtime_fixed: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> Suggestions:
+    """Search the shapes near ``loaded``'s config with the rules as the validity check
+    (`shapelint.perf.search.search`); ``runtime_fixed`` names micro_batch/tp the user chose
+    (not searched). A dtype a GPU lacks or a config without a shape to search is a
+    `UsageError`."""
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
-    from shapelint.perf.search import SuggestError, SuggestOptions, search
+    from shapelint.perf.search import SuggestError, search
     from shapelint.rules.candidates import (
         accepted_tp,
         checked_rules,
@@ -246,21 +260,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         vocab_padding,
     )
 
-    loaded = load(args)
-    write_gpu_notes(loaded.options.gpus, err)
     config = loaded.config
-    keep = frozenset().union(*args.keep) if args.keep else frozenset()
     try:
         targets = [resolve_target(config, gpu, loaded.options) for gpu in loaded.options.gpus]
         for t in targets:
             t.gpu.peak(t.dtype)
     except UnsupportedDtypeError as exc:
         raise _usage(str(exc)) from None
-    options = SuggestOptions(
-        tolerance=args.params_tolerance, keep=keep, top=args.top, pareto=args.pareto
-    )
-    runtime = [n for n in ("micro_batch", "tp") if getattr(args, n) is not None]
-    progress = ProgressLine(err)
     rules = checked_rules()
     refused = refusals(config, targets[0], rules)
     try:
@@ -271,16 +277,34 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             valid=validator(config, targets[0], rules),
             ffn_of_hidden=ffn_follower(loaded),
             vocab_fix=vocab_padding(config, targets[0]),
-            runtime_fixed=runtime,
+            runtime_fixed=runtime_fixed,
             progress=progress,
             refusals=refused,
         )
     except SuggestError as exc:
         raise _usage(f"{loaded.path}: {exc}") from None
-    finally:
-        progress.close()
     if refused:
         result.accepted_tp = accepted_tp(config, targets[0], rules)
+    return result
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint suggest``: search, print, and optionally apply one candidate."""
+    from shapelint.cli.common import write_gpu_notes
+    from shapelint.perf.search import SuggestOptions
+
+    loaded = load(args)
+    write_gpu_notes(loaded.options.gpus, err)
+    keep = frozenset().union(*args.keep) if args.keep else frozenset()
+    options = SuggestOptions(
+        tolerance=args.params_tolerance, keep=keep, top=args.top, pareto=args.pareto
+    )
+    runtime = [n for n in ("micro_batch", "tp") if getattr(args, n) is not None]
+    progress = ProgressLine(err)
+    try:
+        result = suggest_config(loaded, options, runtime, progress)
+    finally:
+        progress.close()
     if args.apply is not None:
         return apply_candidate(loaded, result, args.apply, out, err)
     if args.format == "json":
@@ -536,6 +560,7 @@ def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, er
         )
         raise _usage(f"{loaded.path}: candidate {n} not applied: {wrong}")
     try:
+        assert loaded.snapshot is not None  # the command line's load read the file
         data = encode_like(new_doc.text, loaded.snapshot.data, doc.encoding, doc.bom)
         write_atomic(loaded.path, data, loaded.snapshot, linted_roots([loaded.path]))
     except WriteRefused as exc:
