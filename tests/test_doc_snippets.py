@@ -8,6 +8,9 @@
   ``examples/`` (also as ``configs/``, and GPT-2's ``config.json``) and must end with exit
   code 0 or 1 and no error; every other line names, in ``ELSEWHERE``, the test (or the CI
   step) that runs it.
+- ``pycon`` blocks (the Python API) run as doctests, the blocks of a page in order in one
+  namespace, in a folder as ``sh`` blocks have it: each ``>>>`` line must print what the page
+  shows under it (``...`` inside a line stands for text left out).
 - ``toml`` blocks load as settings; the workflow blocks use only inputs and outputs the
   action declares; the suppression comment the README shows does suppress, and so do those
   of the ``bash`` blocks (launch scripts, checked by ``bash -n``).
@@ -235,6 +238,29 @@ def test_plain_blocks_show_no_commands() -> None:
     for block in blocks():
         if block.lang != "console":
             assert not any(ln.startswith("$ ") for ln in block.text.splitlines()), str(block)
+
+
+@pytest.mark.parametrize(
+    "page", sorted({b.page for b in blocks("pycon")}), ids=lambda p: p.relative_to(REPO).name
+)
+def test_pycon_blocks_print_what_the_page_shows(
+    page: Path, sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import doctest
+
+    monkeypatch.chdir(sandbox)
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "FORCE_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report = io.StringIO()
+    names: dict[str, object] = {}
+    for block in [b for b in blocks("pycon") if b.page == page]:
+        test = parser.get_doctest(block.text, names, str(block), str(page), block.line)
+        runner.run(test, out=report.write, clear_globs=False)
+        names.update(test.globs)  # the next block goes on from this one
+    assert runner.failures == 0, report.getvalue()
+    assert runner.tries > 0
 
 
 @pytest.mark.parametrize("block", blocks("toml"), ids=str)

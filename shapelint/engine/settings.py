@@ -270,6 +270,20 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     )
 
 
+def target_choice(
+    values: Mapping[str, Any], where: str
+) -> tuple[tuple[str, ...] | None, TargetOptions]:
+    """The GPU names (None: not chosen) and target fields that ``values``, keyed by settings
+    keys (``gpu``, ``micro-batch`` …), choose: validated and read as a settings file's are,
+    errors a `SettingsError` naming ``where`` (the Python API's ``target=``)."""
+    validate(values, where)
+    gpus = _names(values["gpu"]) if "gpu" in values else None
+    target = {
+        s.name: _target_value(s, values[s.key], where) for s in TARGET_KEYS if s.key in values
+    }
+    return gpus, TargetOptions(**target)
+
+
 def _names(value: str | Iterable[str]) -> tuple[str, ...]:
     """A list-valued setting written as one name (``gpu = "A100"``) or as a list."""
     return (value,) if isinstance(value, str) else tuple(value)
