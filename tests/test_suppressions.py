@@ -129,11 +129,16 @@ def test_unused_ignore_in_python() -> None:
     assert [(f["code"], f["line"]) for f in got if f["code"] == "SL008"] == [("SL008", 2)]
 
 
-@pytest.mark.parametrize("example", REGISTRY["SL008"].EXAMPLES, ids=["valid", "reported"])
+@pytest.mark.parametrize(
+    "example",
+    REGISTRY["SL008"].EXAMPLES,
+    ids=[f"{e.format}-{'valid' if e.valid else 'reported'}" for e in REGISTRY["SL008"].EXAMPLES],
+)
 def test_sl008_examples_through_the_cli(example: Any) -> None:
     """The rule's own examples (the generic example test reads parser problems only)."""
-    Path(f"config.{example.format}").write_text(example.text)
-    got = [f["code"] for f in findings(f"config.{example.format}", "--report-unused-ignores")]
+    name = "launch.sh" if example.format == "shell" else f"config.{example.format}"
+    Path(name).write_text(example.text)
+    got = [f["code"] for f in findings(name, "--report-unused-ignores")]
     assert ("SL008" in got) is (not example.valid), got
 
 
