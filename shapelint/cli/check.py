@@ -25,13 +25,15 @@ def add_parser(sub: Any) -> None:
     """Register ``check`` on the subparsers ``sub``."""
     from shapelint.cli.argtypes import positive_int as _positive
     from shapelint.cli.flags import add_output_flags, add_target_flags
+    from shapelint.report import FORMATS
 
     check = sub.add_parser("check", help="lint config files (the default command)")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
     check.add_argument(
         "--format",
         default="auto",
-        help="auto|text|json|github|sarif (default auto: github under GitHub Actions, else text)",
+        help="|".join(("auto", *FORMATS))
+        + " (default auto: github under GitHub Actions, else text)",
     )
     check.add_argument(
         "--select", action="append", metavar="CODES", help="only these codes or prefixes"

@@ -13,6 +13,8 @@ import json
 import os
 from typing import Any
 
+from shapelint.core.target import TARGET_FIELDS, TargetField
+
 # Where a schema id points: the file in the repository (the ids are names first; this copy of
 # the file is the same text).
 BASE = "https://raw.githubusercontent.com/shapelint/shapelint/main/shapelint/report/schemas/"
@@ -49,4 +51,50 @@ def stamped(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"$schema": schema_id(command), "version": VERSIONS[command], **payload}
 
 
-__all__ = ["BASE", "VERSIONS", "file_name", "load", "schema_id", "schema_path", "stamped"]
+def target_value_schema(spec: TargetField) -> dict[str, Any]:
+    """The JSON output's schema of the target field ``spec``'s value, by its kind."""
+    if spec.kind == "positive":
+        return {"type": "integer", "minimum": 1}
+    if spec.kind == "choice":
+        return {"enum": list(spec.choices)}
+    if spec.kind == "bool":
+        return {"type": "boolean"}
+    if spec.kind == "engines":
+        return {"type": "array", "items": {"type": "string"}}
+    return {"type": "string"}  # dtype, fused: names
+
+
+def with_target_fields(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (check's) with the target's fields written from their declaration in
+    `shapelint.core.target`: ``gpu`` first, each field the JSON holds in declaration order, then
+    ``origins`` and ``defaults`` (``python scripts/gen_settings_schema.py`` writes the file; a
+    test fails when it is stale)."""
+    target = schema["$defs"]["target"]
+    old = target["properties"]
+    fields = {spec.name: target_value_schema(spec) for spec in TARGET_FIELDS if spec.json}
+    target["properties"] = {
+        "gpu": old["gpu"],
+        **fields,
+        "origins": old["origins"],
+        "defaults": old["defaults"],
+    }
+    return schema
+
+
+def render_check(text: str) -> str:
+    """The text of check's schema file ``text`` with the target fields written afresh."""
+    return json.dumps(with_target_fields(json.loads(text)), indent=2) + "\n"
+
+
+__all__ = [
+    "BASE",
+    "VERSIONS",
+    "file_name",
+    "load",
+    "render_check",
+    "schema_id",
+    "schema_path",
+    "stamped",
+    "target_value_schema",
+    "with_target_fields",
+]
