@@ -293,6 +293,77 @@ def test_ml_collections_config_dict_filled_by_attribute_assignment() -> None:
     assert doc.text[entry.key_span.start : entry.key_span.end] == "emb_dim"
 
 
+def test_a_module_level_config_dict_filled_by_attribute_assignment() -> None:
+    # google-research/vision_transformer vit_jax/configs/models.py ``get_b16_config`` written
+    # at module level, as scripts copy it: nested ConfigDicts filled attribute by attribute.
+    doc = py(
+        """
+        import ml_collections
+
+        config = ml_collections.ConfigDict()
+        config.patches = ml_collections.ConfigDict({'size': (16, 16)})
+        config.hidden_size = 768
+        config.transformer = ml_collections.ConfigDict()
+        config.transformer.mlp_dim = 3072
+        config.transformer.num_heads = 12
+        config.transformer.num_layers = 12
+        config.transformer.attention_dropout_rate = 0.0
+        config.classifier = 'token'
+
+        other = ml_collections.ConfigDict()
+        other.hidden_size = 1024
+        if USE_LARGE:
+            other.hidden_size = 2048
+        """
+    )
+    got = cand(doc, "config")
+    assert (got.kind, got.callee) == ("call", "ml_collections.ConfigDict")
+    assert values(got.root)["hidden_size"] == 768
+    assert values(got.root.get("transformer")) == {
+        "mlp_dim": 3072,
+        "num_heads": 12,
+        "num_layers": 12,
+        "attention_dropout_rate": 0.0,
+    }
+    assert where(doc, got.root.get("hidden_size"))[1:] == (
+        line_of(doc.text, "config.hidden_size = 768"),
+        "768",
+    )
+    # A module-level ``if`` that names the object is not followed: nothing of it is known.
+    assert "other" not in [c.name for c in doc.candidates]
+
+
+def test_a_config_filled_in_main_is_the_one_the_trainer_receives() -> None:
+    # google/flax examples/*/main.py hand ``FLAGS.config`` to ``train.train_and_evaluate``;
+    # a script that builds its config in ``main()`` by attribute assignment and then hands
+    # it over: the config is what the trainer receives, later changes are not followed.
+    doc = py(
+        """
+        import ml_collections
+        import train
+
+        def main(argv):
+            config = ml_collections.ConfigDict()
+            config.vocab_size = 32000
+            config.emb_dim = 512
+            config.num_heads = 8
+            config.num_layers = 6
+            train.train_and_evaluate(config, workdir="/tmp")
+            config.num_layers = 12
+
+        if __name__ == "__main__":
+            main(None)
+        """
+    )
+    got = cand(doc, "config")
+    assert values(got.root) == {
+        "vocab_size": 32000,
+        "emb_dim": 512,
+        "num_heads": 8,
+        "num_layers": 6,
+    }
+
+
 # ---- 4. dicts built inside functions, selected or iterated --------------------------------
 
 
@@ -350,6 +421,65 @@ def test_a_dict_indexed_by_a_parameter_gives_one_config_per_entry() -> None:
         "128",
     )
     assert values(cand(doc, names[1]).root)["vocab_size"] == 128256
+
+
+def test_a_table_of_presets_built_in_a_function_is_selected_and_iterated() -> None:
+    # Issue 23, pattern 3 (``presets = {"7b": dict(hidden_size=4096, …), …}; return
+    # cls(**presets[name])``): the table bound to a local, then selected by the parameter
+    # (one config per key), returned whole (one config per entry), or iterated per entry.
+    doc = py(
+        """
+        class LlamaConfig:
+            @classmethod
+            def from_name(cls, name):
+                presets = {
+                    "7b": dict(hidden_size=4096, num_attention_heads=32, num_hidden_layers=32),
+                    "13b": dict(hidden_size=5120, num_attention_heads=40, num_hidden_layers=40),
+                }
+                return Config(**presets[name])
+
+        def presets():
+            table = {}
+            table["7b"] = dict(hidden_size=4096, num_attention_heads=32)
+            table["13b"] = dict(hidden_size=5120, num_attention_heads=40)
+            return table
+
+        def registry():
+            sizes = {"7b": dict(hidden_size=4096), "13b": dict(hidden_size=5120)}
+            models = {}
+            for name, kwargs in sizes.items():
+                models[name] = Config(vocab_size=32000, **kwargs)
+            return models
+        """
+    )
+    names = [c.name for c in doc.candidates]
+    assert names == [
+        'LlamaConfig.from_name["7b"]',
+        'LlamaConfig.from_name["13b"]',
+        'presets["7b"]',
+        'presets["13b"]',
+        'registry["7b"]',
+        'registry["13b"]',
+    ]
+    big = cand(doc, 'LlamaConfig.from_name["13b"]')
+    assert (big.kind, big.callee) == ("call", "Config")
+    assert values(big.root) == {
+        "hidden_size": 5120,
+        "num_attention_heads": 40,
+        "num_hidden_layers": 40,
+    }
+    assert where(doc, big.root.get("hidden_size"))[1:] == (
+        line_of(doc.text, '"13b": dict(hidden_size=5120, num_attention_heads=40, num'),
+        "5120",
+    )
+    assert values(cand(doc, 'presets["7b"]').root) == {
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+    }
+    assert values(cand(doc, 'registry["13b"]').root) == {
+        "vocab_size": 32000,
+        "hidden_size": 5120,
+    }
 
 
 def test_a_classmethod_returning_cls_of_a_local_dict_fills_the_dataclass_defaults() -> None:
@@ -609,6 +739,71 @@ def test_a_config_built_in_main_is_a_config() -> None:
     assert isinstance(runner, Mapping)
     model = runner.get("model")
     assert isinstance(model, Scalar) and not model.known
+
+
+def test_one_config_per_tested_value_of_an_if_elif_on_a_size() -> None:
+    # apple/axlearn axlearn/experiments/text/gpt/fuji.py ``get_trainer_kwargs``: ``if
+    # model_size == "test": trainer_kwargs = dict(model_kwargs=dict(…), …) elif model_size ==
+    # "1B": …``, then the model's keywords taken out with ``pop`` (simplified: the real
+    # function holds more sizes and mesh rules).
+    doc = py(
+        """
+        def get_trainer_kwargs(model_size, *, vocab_size, version, flash_attention=False):
+            num_kv_heads = None
+            if version in (Version.V3, Version.V3_TIKTOKEN):
+                num_kv_heads = 8
+            if model_size == "test":
+                trainer_kwargs = dict(
+                    model_kwargs=dict(num_layers=4, hidden_dim=8, num_heads=4, num_kv_heads=2),
+                    learner_kwargs=dict(peak_lr=6e-4, weight_decay=0.01),
+                    max_sequence_length=64,
+                )
+            elif model_size == "1B":
+                trainer_kwargs = dict(
+                    model_kwargs=dict(
+                        num_layers=16,
+                        hidden_dim=2048,
+                        num_heads=32,
+                        num_kv_heads=num_kv_heads,
+                        ffn_dim=8192,
+                    ),
+                    learner_kwargs=dict(peak_lr=3e-4, weight_decay=0.1),
+                )
+            elif model_size == "7B":
+                trainer_kwargs = dict(
+                    model_kwargs=dict(num_layers=32, hidden_dim=128 * 32, num_heads=32),
+                    learner_kwargs=dict(peak_lr=3e-4, weight_decay=0.1),
+                )
+            else:
+                raise NotImplementedError(f"Unknown model size {model_size}.")
+            model_kwargs = trainer_kwargs.pop("model_kwargs")
+            model_kwargs.setdefault("vocab_size", vocab_size)
+            return model_kwargs
+        """
+    )
+    names = [c.name for c in doc.candidates]
+    assert names == [
+        'get_trainer_kwargs["test"]',
+        'get_trainer_kwargs["1B"]',
+        'get_trainer_kwargs["7B"]',
+    ]
+    assert values(cand(doc, names[0]).root) == {
+        "num_layers": 4,
+        "hidden_dim": 8,
+        "num_heads": 4,
+        "num_kv_heads": 2,
+        "vocab_size": "?",  # the caller's
+    }
+    one_b = values(cand(doc, names[1]).root)
+    # Set under an ``if`` on something else: not known, never guessed.
+    assert one_b["num_kv_heads"] == "?"
+    assert (one_b["hidden_dim"], one_b["ffn_dim"]) == (2048, 8192)
+    seven_b = cand(doc, names[2]).root
+    assert values(seven_b)["hidden_dim"] == 4096
+    assert where(doc, seven_b.get("hidden_dim"))[1:] == (
+        line_of(doc.text, "hidden_dim=128 * 32"),
+        "128 * 32",
+    )
 
 
 def test_one_config_per_tested_value_of_a_parameter() -> None:

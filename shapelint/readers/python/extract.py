@@ -29,7 +29,7 @@ from shapelint.readers.python.evaluate import (
     fold,
     string_value,
 )
-from shapelint.readers.python.flow import FlowReader
+from shapelint.readers.python.flow import FlowReader, Frame
 from shapelint.readers.python.inherit import (
     Binding,
     Function,
@@ -76,6 +76,8 @@ class Reader(FlowReader):
         self.bindings_only = bindings_only
         # What the dialects registered to follow module-level statements (LitGPT's loops).
         self.hooks = [] if bindings_only else [make(self, module) for make in hooks.PYTHON_MODULES]
+        # Module-level statements as a script (`module_flow`).
+        self.module_frame = Frame({}, main=True)
 
     # ---- driver ----------------------------------------------------------------------------
 
@@ -84,9 +86,11 @@ class Reader(FlowReader):
         env: dict[str, Folded] = {}
         # A function's globals are the module's constants when it is called: the same dict.
         self.globals = env
+        self.module_frame = Frame(env, main=True)
         self.prepare(self.module.body)
         module_entries: list[Entry] = []
         self.scan_block(self.module.body, env, scope="", module_entries=module_entries)
+        self.emit_built(self.module_frame.built)
         for hook in self.hooks:
             self.candidates = hook.ordered(self.candidates)
         if any(isinstance(e.value, Scalar) and e.value.known for e in module_entries):
@@ -144,6 +148,8 @@ class Reader(FlowReader):
                     self.bindings[stmt.name.value] = Function(stmt, self)
                 self.function_def(stmt, env, join_scope(scope, stmt.name.value))
             else:
+                if module:
+                    self.module_block(stmt)
                 # if / for / while / with / try / match: whatever they bind is not a constant.
                 for name in bound_names(stmt):
                     env.pop(name, None)
@@ -207,6 +213,64 @@ class Reader(FlowReader):
         elif isinstance(small, cst.Import | cst.ImportFrom):
             for name in bound_names(small):
                 env.pop(name, None)
+        if module_entries is not None and not self.bindings_only:
+            self.module_flow(small, env)
+
+    # ---- module-level objects --------------------------------------------------------------
+
+    def module_flow(self, small: cst.BaseSmallStatement, env: dict[str, Folded]) -> None:
+        """Module-level code read as a script (`flow`): ``config = ConfigDict()`` and then
+        ``config.emb_dim = 512`` fill one object, a config (`FlowReader.emit_built`)."""
+        import libcst as cst
+
+        frame = self.module_frame
+        self.flowing_module = True
+        try:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Call)
+                and not self.config_like(small.value)
+                and not any(a.keyword is None and not a.star for a in small.value.args)
+            ):
+                # ``config = ml_collections.ConfigDict()``, ``cfg = base()``.
+                value = self.value(small.value, frame, top=True)
+                if isinstance(value, Obj) and not value.opaque:
+                    env[small.targets[0].target.value] = Folded(value, False, True)
+                    self.track(small, value, frame.built)
+                    return
+            objects = {item.label for item in frame.built}
+            if not objects or not _mentions(small, objects | set(self.functions)):
+                return
+            # ``config.emb_dim = 512``, ``model = Model(config)``, ``setup()``.
+            if isinstance(small, cst.Assign | cst.AnnAssign) and small.value is not None:
+                value = self.value(small.value, frame, top=True)
+                targets = (
+                    [t.target for t in small.targets]
+                    if isinstance(small, cst.Assign)
+                    else [small.target]
+                )
+                for target in targets:
+                    if not isinstance(target, cst.Name):
+                        self.assign(target, value, small.value, frame)
+            elif isinstance(small, cst.AugAssign) and not isinstance(small.target, cst.Name):
+                self.augmented(small, frame)
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                self.call_statement(small.value, frame)
+        finally:
+            self.flowing_module = False
+
+    def module_block(self, stmt: cst.BaseStatement) -> None:
+        """A module-level ``if``/``for``/``with``/``try`` is not followed: an object it names,
+        or (when it names a function of the module) any object, is no longer known."""
+        built = self.module_frame.built
+        if built and _mentions(stmt, set(self.functions)):
+            named = built  # a function of the module may change any of them
+        else:
+            named = [item for item in built if _mentions(stmt, {item.label})]
+        for item in named:
+            item.obj.opaque = True
 
     def module_entry(
         self,
@@ -370,6 +434,18 @@ class Reader(FlowReader):
         parameter), when it is known and states a value."""
         if obj.opaque:
             return
+        entries = list(obj.values.items())
+        if (
+            obj.kind == "dict"
+            and entries
+            and all(isinstance(v, Obj) and not v.opaque for _, v in entries)
+        ):
+            # A table of configs by name (``table["7b"] = dict(…)``; ``return table``): one
+            # config per entry, as a dict literal of configs is read (`collect`).
+            for key, value in entries:
+                assert isinstance(value, Obj)
+                self.add_object(value, f"{label}[{quote_key(key)}]", builder)
+            return
         node = obj.mapping()
         if not states_values(node):
             return
@@ -381,6 +457,21 @@ class Reader(FlowReader):
         if isinstance(expr, cst.Call):
             return self.source(expr.func)
         return "{…}"
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    """Whether ``node`` uses one of ``names`` as a name."""
+    import libcst as cst
+
+    found = False
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal found
+            found = found or name.value in names
+
+    node.visit(Visitor())
+    return found
 
 
 _ENUM_MEMBER = re.compile(r"[A-Za-z_][\w]*\.([A-Za-z_]\w*)")

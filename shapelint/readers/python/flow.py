@@ -11,14 +11,17 @@ running anything:
   positional arguments in field order, then its keywords, then the class defaults, and its
   one-line properties computed: ``Size(12, 768, 12, 64)``), or what a function of the package
   returns when called (same module or imported from a sibling, its body followed with the
-  arguments bound: ``hparams = common_hparams.basic_params1()``);
+  arguments bound: ``hparams = common_hparams.basic_params1()``); a call of a callee not read
+  whose arguments are ``**`` of known dicts is a keyword call of their entries
+  (``Config(**presets[name])``);
 - statements change them: ``cfg.key = v``, ``cfg["key"] = v``, ``cfg.update(…)``,
   ``setattr(cfg, "key", v)``, a call of a package function that takes the object
   (``base_lm_architecture(args)``), and the idioms the dialects register
   (`shapelint.readers.hooks.PythonIdioms`: ``hparams.add_hparam("k", v)``, fairseq's
   ``safe_getattr``, merges such as ``update_config_dict(config, updates)``);
   ``getattr(obj, "key", default)`` and ``obj.get("key", default)`` give the value the object
-  holds, the default when the object is known to lack it, else unknown;
+  holds, the default when the object is known to lack it, else unknown; ``obj.pop("key")``
+  takes a key out, ``obj.setdefault("key", v)`` sets one the object is known to lack;
 - ``if`` runs the branch its condition selects when the condition is known; otherwise each
   branch may run, so every key either one sets is unknown afterwards; a ``for`` over a known
   collection (``override.items()`` of an empty ``**override``) runs once per item, any other
@@ -28,14 +31,21 @@ running anything:
 
 What a function builds is a config (`Reader` makes it a candidate named by the function;
 a test function, ``test*`` as pytest collects them, builds nothing): the
-object it returns when it states at least one value; the parameter an *architecture function*
+object it returns when it states at least one value (a returned table whose every value is
+a config object, ``table["7b"] = dict(…)``, is one config per entry, named ``fn["7b"]``);
+the parameter an *architecture function*
 fills (a decorated function that assigns attributes of its parameter, fairseq's
 ``@register_model_architecture`` functions, read as applied to an empty namespace: ``args.k =
 getattr(args, "k", 1024)`` gives 1024); and, for a function that selects on a parameter
-(``presets = {"7b": dict(…), …}[name]``, ``if size == "7b": … elif size == "13b": …``), one
+(``{"7b": dict(…), …}[name]``, a dict literal bound to a local and indexed by the parameter,
+``if size == "7b": … elif size == "13b": …``), one
 config per value it tests, named ``fn["7b"]``. A function named ``main`` (or one the
 ``if __name__ == "__main__":`` block calls) is read like module-level code: the configs it
-writes are configs.
+writes are configs, and so is an object it binds and then fills in (``config =
+ConfigDict(); config.emb_dim = 512``), as it is when code the reader cannot follow receives
+it (``train(config)``) or at the end (`emit_built`). Module-level statements fill objects
+the same way (`Reader.module_flow`); a module-level block that is not followed (``if``,
+``for``) leaves the objects it names unknown.
 
 Everything is bounded: calls nest at most `MAX_CALL_DEPTH` deep, a function never re-enters
 itself, loops unroll at most `MAX_UNROLL` items, a function forks at most `MAX_FORKS` ways,
@@ -131,6 +141,20 @@ class Frame:
     unsure: bool = False
     main: bool = False
     returned_objects: list[Obj] = field(default_factory=list)
+    built: list[Built] = field(default_factory=list)
+
+
+@dataclass
+class Built:
+    """An object that code written as a script (``main()``, module level) binds to a name
+    and then fills in: ``label`` the name, ``signature`` what it held when bound
+    (`objects.Obj.signature`), ``builder`` whether it came from a builder (its values are
+    then the builder's too)."""
+
+    label: str
+    obj: Obj
+    signature: tuple[object, ...]
+    builder: bool
 
 
 class FlowReader(ClassReader):
@@ -154,6 +178,9 @@ class FlowReader(ClassReader):
         self.current_class: ClassFields | None = None
         self.current_class_name = ""
         self.memo: dict[int, Node | Obj | None] = {}
+        # True while the module's own statements run: the functions they call then change
+        # the module's objects (elsewhere a function works on copies of them).
+        self.flowing_module = False
 
     # ---- what `Reader` provides ------------------------------------------------------------
 
@@ -272,7 +299,7 @@ class FlowReader(ClassReader):
 
         if fn.name.value.startswith("test"):
             return  # a test (pytest collects ``test*``): code, whatever it returns
-        env = dict(outer)
+        env = _own_objects(outer)
         params = fn.params
         names = [p.name.value for p in (*params.posonly_params, *params.params)]
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -305,6 +332,7 @@ class FlowReader(ClassReader):
             frame = Frame(reading_env, scope=label, collect=True, main=main)
             for block in suite_blocks(fn.body):
                 self.run(block, frame)
+            self.emit_built(frame.built)
             if arch is not None:
                 held = frame.env.get(arch.value)
                 if held is not None and isinstance(held.value, Obj):
@@ -346,6 +374,8 @@ class FlowReader(ClassReader):
         import libcst as cst
 
         tested: dict[str, list[str | int]] = {}
+        # Dict literals the body binds to a local (``table = {"7b": …}``), by name.
+        tables: dict[str, cst.Dict] = {}
 
         def note(name: str, value: object) -> None:
             if isinstance(value, str | int) and not isinstance(value, bool):
@@ -354,16 +384,27 @@ class FlowReader(ClassReader):
                     values.append(value)
 
         class Visitor(cst.CSTVisitor):
-            def visit_Subscript(self, node: cst.Subscript) -> None:
+            def visit_Assign(self, node: cst.Assign) -> None:
                 if (
-                    isinstance(node.value, cst.Dict)
+                    len(node.targets) == 1
+                    and isinstance(node.targets[0].target, cst.Name)
+                    and isinstance(node.value, cst.Dict)
+                ):
+                    tables[node.targets[0].target.value] = node.value
+
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                table = node.value
+                if isinstance(table, cst.Name) and table.value in tables:
+                    table = tables[table.value]
+                if (
+                    isinstance(table, cst.Dict)
                     and len(node.slice) == 1
                     and isinstance(node.slice[0].slice, cst.Index)
                     and isinstance(node.slice[0].slice.value, cst.Name)
                     and node.slice[0].slice.value.value in params
                 ):
                     name = node.slice[0].slice.value.value
-                    for element in node.value.elements:
+                    for element in table.elements:
                         if isinstance(element, cst.DictElement):
                             note(name, string_value(element.key))
 
@@ -415,6 +456,36 @@ class FlowReader(ClassReader):
             else:
                 self.compound(stmt, frame)
 
+    def track(self, small: cst.Assign, value: Node | Obj, built: list[Built]) -> None:
+        """``config = ml_collections.ConfigDict()`` / ``cfg = base()`` in code written as a
+        script: an object its later statements may fill in (`emit_built`). A config-like call
+        is a config as written already (`Reader.collect`)."""
+        import libcst as cst
+
+        if (
+            len(small.targets) != 1
+            or not isinstance(small.targets[0].target, cst.Name)
+            or not isinstance(small.value, cst.Call)
+            or self.config_like(small.value)
+            or not isinstance(value, Obj)
+            or value.opaque
+        ):
+            return
+        label = small.targets[0].target.value
+        built.append(Built(label, value, value.signature(), builder=bool(value.values)))
+
+    def emit_built(self, built: list[Built]) -> None:
+        """The objects a script filled in, as they were when code the reader cannot follow
+        received them (``train(config)``) or at the end: each a config, unless no statement
+        changed it after it was bound (a builder's config as it is is the builder's)."""
+        seen: set[int] = set()
+        for item in built:
+            obj = item.obj.handed if item.obj.opaque else item.obj
+            if obj is None or id(item.obj) in seen or obj.signature() == item.signature:
+                continue
+            seen.add(id(item.obj))
+            self.add_object(obj, item.label, item.builder)
+
     def give_up(self, frame: Frame) -> None:
         """The budget is spent: nothing the frame holds is known any longer."""
         for held in frame.env.values():
@@ -429,6 +500,8 @@ class FlowReader(ClassReader):
             value = self.value(small.value, frame, top=True)
             for target in small.targets:
                 self.assign(target.target, value, small.value, frame)
+            if frame.main and not frame.maybe:
+                self.track(small, value, frame.built)
             if frame.main and len(small.targets) == 1:
                 self.collect(
                     small.value,
@@ -865,11 +938,13 @@ class FlowReader(ClassReader):
                 return merged
         if (last in CONTAINERS or last in hooks.CONTAINERS) and not positional and simple:
             return self.container(call, frame)
-        if last == "dict" and len(positional) == 1 and simple:
+        if (last in CONTAINERS or last in hooks.CONTAINERS) and len(positional) == 1 and simple:
+            # ``dict(base, k=v)``, ``ConfigDict({"size": (16, 16)})``: a copy of a known object.
             source = self.value(positional[0].value, frame)
             if isinstance(source, Obj):
                 obj = source.copy()
-                obj.kind, obj.callee = "dict", ""
+                obj.kind = "dict" if last == "dict" else "call"
+                obj.callee = "" if last == "dict" else self.source(func)
                 self.keywords_into(obj, call, frame)
                 return obj
         # Reading another module costs a parse: only for calls that receive an object, and
@@ -890,6 +965,11 @@ class FlowReader(ClassReader):
             obj = Obj(self.span(call), kind="call", callee=self.source(func))
             self.keywords_into(obj, call, frame)
             return obj
+        if target is None and call.args and all(a.star == "**" for a in call.args):
+            # ``Config(**table[name])`` of a known dict: a keyword call of its entries.
+            obj = Obj(self.span(call), kind="call", callee=self.source(func))
+            if self.keywords_into(obj, call, frame):
+                return obj
         if not call.args and target is None and isinstance(func, cst.Name | cst.Attribute):
             # ``cfg = ModelCfg()`` of a class not read: an object its statements fill in.
             return Obj(self.span(call), kind="call", callee=self.source(func))
@@ -963,10 +1043,38 @@ class FlowReader(ClassReader):
             return unknown(self.span(call), _first_line(self.source(call)))
         if method == "copy" and not call.args:
             return owner.copy()
+        if method in ("pop", "setdefault") and positional and len(call.args) == len(positional):
+            popped = self.pop(owner, method, positional, call, frame)
+            if popped is not None:
+                return popped
         if method not in _READ_METHODS:
-            owner.opaque = True  # ``cfg.freeze()``, ``cfg.set_defaults(…)``: not known
+            owner.hand_over()  # ``cfg.freeze()``, ``cfg.set_defaults(…)``: not known
         self.taint(call, frame)
         return unknown(self.span(call), _first_line(self.source(call)))
+
+    def pop(
+        self, owner: Obj, method: str, positional: list[cst.Arg], call: cst.Call, frame: Frame
+    ) -> Node | Obj | None:
+        """``d.pop("k"[, default])`` takes the key out; ``d.setdefault("k", v)`` sets it when
+        the object is known to lack it. None when not known (the caller gives up on ``d``)."""
+        key = string_value(positional[0].value)
+        if key is None or owner.opaque or len(positional) > 2:
+            return None
+        held = owner.get(key)
+        if method == "pop":
+            if held is not None:
+                del owner.values[key], owner.key_spans[key]
+                return held
+            if owner.complete and len(positional) == 2:
+                return self.value(positional[1].value, frame)
+            return None
+        if held is not None:
+            return held
+        if not owner.complete or len(positional) != 2:
+            return None
+        value = self.value(positional[1].value, frame)
+        owner.set(key, self.span(positional[0].value), value)
+        return value
 
     def getter(self, call: cst.Call, positional: list[cst.Arg], frame: Frame) -> Node | Obj:
         """``getattr(obj, "key", default)``: the object's value, else (an object known to
@@ -1000,7 +1108,7 @@ class FlowReader(ClassReader):
         for arg in call.args:
             held = self.held(arg.value, frame)
             if held is not None:
-                held.opaque = True
+                held.hand_over()
 
     # ---- calls of the package's functions and classes ----------------------------------------
 
@@ -1065,7 +1173,7 @@ class FlowReader(ClassReader):
         for arg in call.args:
             held = self.held(arg.value, frame)
             if held is not None:
-                held.opaque = True
+                held.hand_over()
 
     def bind_arguments(
         self, fn: cst.FunctionDef, call: cst.Call, caller: FlowReader, frame: Frame
@@ -1075,7 +1183,7 @@ class FlowReader(ClassReader):
         when the call cannot be matched (``*args`` of unknown length)."""
         import libcst as cst
 
-        env = dict(self.globals)
+        env = dict(self.globals) if self.flowing_module else _own_objects(self.globals)
         params = fn.params
         ordered = [*params.posonly_params, *params.params]
         if _decorated(fn, "classmethod") or (ordered and ordered[0].name.value in ("self", "cls")):
@@ -1364,6 +1472,15 @@ def _combine(left: Node | Obj, right: Node | Obj, add: bool, span: Span) -> Sequ
     return Sequence(left.items * max(count, 0), span)
 
 
+def _own_objects(env: AbcMapping[str, Folded]) -> dict[str, Folded]:
+    """``env`` with copies of the objects it holds: code read for what it builds (a function
+    as written, a call of it from there) must not change the module's own objects."""
+    return {
+        k: Folded(v.value.copy(), False, True) if isinstance(v.value, Obj) else v
+        for k, v in env.items()
+    }
+
+
 def _constants(env: dict[str, Folded]) -> dict[str, Folded]:
     """``env`` without its objects: in ``main()``, a config a call receives by name
     (``runner=ModelRunner(model=grok_1_model)``) is the one written above, not a second."""
@@ -1401,6 +1518,8 @@ def _merge_maybe(original: Obj, copy: Obj, span: object, expression: str) -> Non
     assert isinstance(span, Span)
     if copy.opaque:
         original.opaque = True
+    for key in [k for k in original.values if k not in copy.values]:
+        original.forget(key, span, expression)  # ``d.pop("k")`` in the block
     for key, value in copy.values.items():
         before = original.values.get(key)
         if before is value:

@@ -38,6 +38,9 @@ class Obj:
     open_bases: tuple[str, ...] = ()
     values: dict[str, Node | Obj] = field(default_factory=dict)
     key_spans: dict[str, Span] = field(default_factory=dict)
+    # The object as it was when code the reader cannot follow first received it (``train(
+    # config)`` at the end of ``main()``): the config that code was given.
+    handed: Obj | None = None
 
     def set(self, key: str, key_span: Span, value: Node | Obj) -> None:
         """Set ``key`` (a key set again keeps its first place, as a dict does)."""
@@ -51,6 +54,24 @@ class Obj:
     def forget(self, key: str, span: Span, expression: str) -> None:
         """``key`` may have been set by code that may not run: its value is not known."""
         self.set(key, self.key_spans.get(key, span), unknown(span, expression))
+
+    def hand_over(self) -> None:
+        """Code the reader cannot follow receives the object: keep what it held then, and
+        know nothing of it afterwards."""
+        if not self.opaque and self.handed is None:
+            self.handed = self.copy()
+        self.opaque = True
+
+    def signature(self, depth: int = 0) -> tuple[object, ...]:
+        """What the object holds, by the identity of its values: equal while no statement
+        has set a key in it (or in an object it holds)."""
+        parts: list[object] = [self.opaque]
+        for key, value in self.values.items():
+            if isinstance(value, Obj) and depth < MAX_NESTING:
+                parts.append((key, value.signature(depth + 1)))
+            else:
+                parts.append((key, id(value)))
+        return tuple(parts)
 
     def copy(self) -> Obj:
         """A copy (nested objects copied too), as ``copy.deepcopy`` or a fresh call makes."""
