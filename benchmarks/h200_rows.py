@@ -92,7 +92,7 @@ def lmhead_rows(path: Path = RESULTS / "lmhead.csv") -> list[GemmRow]:
     raw = _rows(path)
     refs: dict[tuple[int, int, str], int] = {}
     for i, row in enumerate(raw):
-        if row["align"] != "odd":
+        if row["align"] != "odd" and row["op"] in ("fwd", "dgrad", "wgrad"):
             refs[(int(row["k"] if row["op"] == "fwd" else row["n"]), _vocab(row), row["op"])] = i
     out: list[GemmRow] = []
     for i, row in enumerate(raw):
