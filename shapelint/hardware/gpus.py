@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from shapelint.core.digest import digest
-from shapelint.hardware.arch import UNKNOWN, Family, families_from, inherit
+from shapelint.hardware.arch import UNKNOWN, Cliff, Family, families_from, inherit
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -84,6 +84,7 @@ class GPU:
     attention_scale: Mapping[str, float]
     attention_figures: str
     align_factor: Mapping[int, float]
+    kernel_cliffs: tuple[Cliff, ...]
     tile_overhead_k: float
     default_flash_kernel: str
     aliases: tuple[str, ...] = ()
@@ -267,6 +268,7 @@ def _gpus_from(
                 attention_scale=constants["attention_scale"],
                 attention_figures=constants["attention_figures"],
                 align_factor=constants["align_factor"],
+                kernel_cliffs=constants["kernel_cliffs"],
                 tile_overhead_k=constants["tile_overhead_k"],
                 default_flash_kernel=constants["default_flash_kernel"],
                 arch=taken.family,

@@ -13,7 +13,7 @@ from shapelint.core.dtypes import ELEMENT_BYTES
 from shapelint.core.model import CAPACITY_DIMS, Dim, Estimate, Fix, ModelConfig, Target
 from shapelint.hardware.gpus import GPU
 from shapelint.perf.attention import attention_fraction
-from shapelint.perf.gemm import CALIBRATION, GemmTime, gemm_time
+from shapelint.perf.gemm import CALIBRATION, GemmTime, achievable_bandwidth, gemm_time
 from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops
 from shapelint.perf.workload import Gemm, step_gemms
 
@@ -125,7 +125,7 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
     )
     compute = work / (fraction * gpu.peak(rate_dtype) * 1e12)
     nbytes = float(tensors * batch * s * head_dim * ELEMENT_BYTES[dt])
-    memory = nbytes / (gpu.mem_bw_gbs * 1e9 * CALIBRATION.memory_efficiency)
+    memory = nbytes / achievable_bandwidth(gpu)
     launch = CALIBRATION.launch_s
     time_s = launch + max(compute, memory)
     ideal = flops / gpu.achievable_flops(dt)
