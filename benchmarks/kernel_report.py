@@ -18,7 +18,11 @@ tolerance and the geometric-mean bias):
 - ``shapes``: tests/perf/data/shape_effects.csv, each row the model can state (`SHAPE_ROWS`
   says how each is modelled; rows left out say why) (±25%).
 - ``attention``: our H200 SDPA rows (attention.csv; flash and cuDNN forward+backward at
-  each head dim) and unfused attention (round2/unfused.csv: the whole path and its pieces).
+  each head dim).
+- ``unfused``: unfused attention on our H200 (round2/unfused.csv): each bmm, the softmax and
+  mask pieces, and the whole path forward and forward+backward (±25%).
+- ``unfused-fit`` (only when named): refits `shapelint.perf.attention.UNFUSED` on the fit
+  head dims and prints the held-out ones' values.
 
 Errors are ×: max(model/measured, measured/model) − 1 for times and slowdown ratios, so 0.25 is
 ±25% either way. Every number compared is a measurement; nothing is the model's own output.
@@ -405,6 +409,88 @@ def attention_section(gpu: GPU) -> list[Compared]:
     return out
 
 
+UNFUSED_CSV = h200_rows.ROUND2 / "unfused.csv"
+LAYOUT_CONTIG = {"NT": ("k", "k"), "NN": ("k", "n"), "TN": ("m", "n")}
+
+
+def _unfused_rows() -> list[dict[str, str]]:
+    with UNFUSED_CSV.open(encoding="utf-8") as f:
+        return [r for r in csv.DictReader(f) if r["status"] == "ok"]
+
+
+def unfused_fit(split: str = "fit") -> tuple[float, float, float]:
+    """(softmax forward, softmax backward, mask) fractions of the H200's streaming bandwidth,
+    the medians over the head dims of ``split`` (`shapelint.perf.attention.UNFUSED`)."""
+    gpu = lookup("h200")
+    stream = gpu.mem_bw_gbs * 1e9 * gpu.memory_stream_fraction
+    by_dim: dict[int, dict[str, dict[str, str]]] = {}
+    for r in _unfused_rows():
+        d = int(r["head_dim"])
+        if h200_rows.attention_split(d) == split and r["qkv_layout"] == "bhsd":
+            by_dim.setdefault(d, {})[r["piece"]] = r
+    fwd, bwd, mask = [], [], []
+    for pieces in by_dim.values():
+        soft = pieces["softmax"]
+        t_soft = float(soft["time_s"])
+        fwd.append(float(soft["bytes"]) / t_soft / stream)
+        bwd.append(
+            float(pieces["softmax_bwd"]["bytes"]) / float(pieces["softmax_bwd"]["time_s"]) / stream
+        )
+        t_mask = float(pieces["masked_fill+softmax"]["time_s"]) - t_soft
+        mask.append(float(soft["bytes"]) / t_mask / stream)  # read and write the scores once
+    return statistics.median(fwd), statistics.median(bwd), statistics.median(mask)
+
+
+def unfused_section(gpu: GPU) -> list[Compared]:
+    """round2/unfused.csv: each bmm, the softmax pieces, and the whole unfused path (torch
+    eager: baddbmm with the scale folded in, masked_fill, softmax, bmm; and their backward)."""
+    from shapelint.perf.attention import UNFUSED
+
+    stream = gpu.mem_bw_gbs * 1e9 * gpu.memory_stream_fraction
+    out: list[Compared] = []
+
+    def bmm(m: int, n: int, k: int, bh: int, layout: str) -> float:
+        a, b = LAYOUT_CONTIG[layout]
+        return gemm_time(m, n, k, gpu=gpu, dtype="bf16", batch=bh, a_contig=a, b_contig=b).time_s  # type: ignore[arg-type]
+
+    def mem(nbytes: float, efficiency: float) -> float:
+        return nbytes / (stream * efficiency) + 2e-6
+
+    for r in _unfused_rows():
+        d, s, bh = int(r["head_dim"]), int(r["seq"]), int(r["b"])
+        split = h200_rows.attention_split(d)
+        elems = bh * s * s
+        piece, pss, qkv = r["piece"], r["pass"], r["qkv_layout"]
+        sm_f = mem(4.0 * elems, UNFUSED.softmax_fwd)
+        sm_b = mem(6.0 * elems, UNFUSED.softmax_bwd)
+        mask = mem(4.0 * elems, UNFUSED.mask)
+        if r["kind"] == "bmm":
+            model = bmm(int(r["m"]), int(r["n"]), int(r["k"]), bh, r["layout"])
+        elif piece == "softmax":
+            model = sm_f
+        elif piece == "masked_fill+softmax":
+            model = mask + sm_f
+        elif piece == "softmax_bwd":
+            model = sm_b
+        elif piece == "unfused":
+            fwd = bmm(s, s, d, bh, "NT") + mask + sm_f + bmm(s, d, s, bh, "NN")
+            bwd = (
+                bmm(s, s, d, bh, "NT")
+                + bmm(s, d, s, bh, "TN")
+                + sm_b
+                + mask
+                + bmm(s, d, s, bh, "NN")
+                + bmm(s, d, s, bh, "TN")
+            )
+            model = fwd if pss == "fwd" else fwd + bwd
+        else:
+            continue  # the fp32 softmax piece: Megatron's fallback, not modelled
+        out.append(
+            Compared(f"unfused {qkv} d={d} {piece} {pss}", split, float(r["time_s"]), model, 0.25)
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     chosen = set(argv if argv is not None else sys.argv[1:]) or {
         "gemm",
@@ -413,8 +499,13 @@ def main(argv: list[str] | None = None) -> int:
         "published-decode",
         "shapes",
         "attention",
+        "unfused",
     }
     h200 = lookup("h200")
+    if "unfused-fit" in chosen:
+        for split in ("fit", "held_out"):
+            fwd, bwd, mask = unfused_fit(split)
+            print(f"unfused {split}: softmax_fwd {fwd:.3f}, softmax_bwd {bwd:.3f}, mask {mask:.3f}")
     sections: list[tuple[str, Callable[[], list[Compared]], str]] = [
         ("gemm", lambda: gemm_section(h200), ""),
         ("train", lambda: train_section(h200), ""),
@@ -422,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         ("published-decode", published_decode_section, " s"),
         ("shapes", shapes_section, ""),
         ("attention", lambda: attention_section(h200), " s"),
+        ("unfused", lambda: unfused_section(h200), " s"),
     ]
     for name, run, unit in sections:
         if name not in chosen:

@@ -15,6 +15,7 @@ from shapelint.hardware.gpus import GPU
 from shapelint.perf.attention import attention_fraction
 from shapelint.perf.gemm import CALIBRATION, GemmTime, achievable_bandwidth, gemm_time
 from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops
+from shapelint.perf.te_attention import engine_attention
 from shapelint.perf.workload import Gemm, step_gemms
 
 # Flash attention on a causal decoder skips the blocks above the diagonal: half the s² work
@@ -103,6 +104,8 @@ class StepEstimate:
     ops: tuple[MemOpEstimate, ...] = ()
     gemm_s: float = 0.0
     memops_s: float = 0.0
+    # The attention the step timed: the target's, or the one its engines select.
+    attention: str = ""
 
 
 def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
@@ -218,7 +221,12 @@ def step_time(
     config: ModelConfig, target: Target, calibration: StepCalibration = STEP_CALIBRATION
 ) -> StepEstimate:
     """Estimate one step of ``config`` on ``target``: its GEMMs at the sustained compute rate
-    plus its memory-bound ops (zero time when the workload is empty)."""
+    plus its memory-bound ops (zero time when the workload is empty). Attention is the kernel
+    the target's engines select (`engine_attention`: Transformer Engine runs a head dim it
+    cannot fuse unfused)."""
+    attention = engine_attention(config, target)
+    if attention != target.attention:
+        target = dataclasses.replace(target, attention=attention)  # type: ignore[arg-type]
     gpu = target.gpu
     fraction = gpu.step_sustained_fraction
     redo = calibration.recompute_cost
@@ -253,6 +261,7 @@ def step_time(
         ops=ops,
         gemm_s=gemm_s,
         memops_s=memops_s,
+        attention=target.attention,
     )
 
 
