@@ -3,13 +3,13 @@ baseline, report, and choose the exit code."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint.cli.common import BUG_URL, UsageError, _gpus, _targets, write_gpu_notes
 from shapelint.cli.flags import codes_arg
+from shapelint.core.text import shown_path
 
 if TYPE_CHECKING:  # the runner imports every rule: imported where a check runs
     import argparse
@@ -178,8 +178,11 @@ class FileOptions:
         return options
 
 
-def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResult:
-    """Lint ``args.paths``, each file under its own settings."""
+def lint_check(
+    args: argparse.Namespace, file_options: FileOptions, err: TextIO | None = None
+) -> LintResult:
+    """Lint ``args.paths``, each file under its own settings; with ``-v``, a cache that cannot
+    be used is noted on ``err``."""
     from shapelint.engine.runner import lint_paths
 
     cache = None
@@ -187,6 +190,8 @@ def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResul
         from shapelint.engine.cache import LintCache
 
         cache = LintCache.default()
+        if cache.disabled and args.verbose and err is not None:
+            err.write(f"info: cache not used: {shown_path(cache.disabled)}\n")
     jobs = args.jobs
     if jobs is None and (args.fix or args.unsafe_fixes or args.diff):
         jobs = 1  # the fixer reuses this process's parsed documents; workers' would be re-parsed
@@ -204,28 +209,19 @@ def emit_report(
         reporter(result, out, ctx)
         return
     import io
-    import tempfile
+
+    from shapelint.engine.writer import WriteRefused, write_output
 
     buf = io.StringIO()
     reporter(result, buf, ctx)
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".shapelint-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(buf.getvalue())
-                fh.flush()
-                os.fsync(fh.fileno())
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_output(path, buf.getvalue().encode("utf-8"))
+    except WriteRefused as exc:
+        raise UsageError(f"cannot write output file {shown_path(path)}: {exc}") from None
     except OSError as exc:
-        raise UsageError(f"cannot write output file {path}: {exc.strerror}") from None
+        raise UsageError(
+            f"cannot write output file {shown_path(path)}: {exc.strerror or exc}"
+        ) from None
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -241,7 +237,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.write_baseline and args.diff:
         raise UsageError("--write-baseline records findings; it cannot be combined with --diff")
     file_options = FileOptions(args)
-    result = lint_check(args, file_options)
+    result = lint_check(args, file_options, err)
     write_gpu_notes((g for o in file_options.built.values() for g in o.gpus), err)
     fixed = 0
     if args.diff:
@@ -287,12 +283,18 @@ def _check_code_flags(args: argparse.Namespace) -> None:
 def write_baseline(result: LintResult, path: str, err: TextIO) -> int:
     """``--write-baseline FILE``: record the findings; 0, or 2 when it cannot be written."""
     from shapelint.engine.baseline import write
+    from shapelint.engine.writer import WriteRefused
 
     try:
         n = write(result.findings, path)
+    except WriteRefused as exc:
+        raise UsageError(f"cannot write baseline file {shown_path(path)}: {exc}") from None
     except OSError as exc:
-        raise UsageError(f"cannot write baseline file {path}: {exc.strerror}") from None
-    err.write(f"shapelint: recorded {n} {'finding' if n == 1 else 'findings'} in {path}\n")
+        raise UsageError(
+            f"cannot write baseline file {shown_path(path)}: {exc.strerror or exc}"
+        ) from None
+    noun = "finding" if n == 1 else "findings"
+    err.write(f"shapelint: recorded {n} {noun} in {shown_path(path)}\n")
     return 2 if result.errors else 0
 
 

@@ -13,11 +13,9 @@ The file is JSON, one entry per line, sorted, so that it diffs well in review.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -251,21 +249,11 @@ def render(findings: Iterable[Finding], path: str) -> str:
 
 
 def write(findings: Sequence[Finding], path: str) -> int:
-    """Write the baseline atomically; the number of entries written (OSError propagates)."""
-    text = render(findings, path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".shapelint-baseline-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write the baseline (`shapelint.engine.writer.write_output`); the number of entries
+    written. `WriteRefused` or the OS's OSError when it cannot be written."""
+    from shapelint.engine.writer import write_output
+
+    write_output(path, render(findings, path).encode("utf-8"))
     return sum(1 for f in findings if not _about_suppressions(f))
 
 

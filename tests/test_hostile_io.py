@@ -1,0 +1,403 @@
+"""Hostile input, round 2 (issue 26): one writer for every output, one bounded reader for
+every input, numbers validated once, output that cannot be subverted.
+
+Each test is one failure of the issue's list (its number in the test's docstring) and failed
+before the fix: shapelint replaced ``/dev/null`` and a ``/dev/stdout`` link, wrote a cache
+through a committed symlink, rewrote a file outside the tree when a directory was swapped for
+a symlink mid-fix, changed owners, split hard links and dropped extended attributes, left
+temporary files on SIGTERM, hung or crashed on hostile settings, baselines and GPU files, let
+1e308 reach the model, and let a file name inject workflow commands or break SARIF.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hostile import GPT2
+
+from shapelint.cli.main import main
+from shapelint.engine import writer
+
+GPT2_FIXED = GPT2.replace("50257", "50304")
+SHAPELINT = str(Path(sys.executable).parent / "shapelint")
+
+
+def run(*argv: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        code = main(list(argv), out, err)
+    finally:
+        os.chdir(old)
+    return code, out.getvalue(), err.getvalue()
+
+
+def temporaries(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.rglob("*") if ".tmp" in p.name)
+
+
+def make_null_device(path: Path) -> None:
+    """A character device like /dev/null (1, 3) at ``path``; the test is skipped without the
+    privilege to make one."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, AttributeError, OSError) as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+
+
+# -- 1. outputs: devices, FIFOs and /dev/stdout are written to, never replaced --------------------
+
+
+@pytest.mark.parametrize("flag", ["--output-file", "--write-baseline"])
+def test_output_to_a_device_writes_to_it_and_never_replaces_it(tmp_path: Path, flag: str) -> None:
+    """Failure 1: as root, ``--output-file /dev/null`` replaced /dev/null with a file."""
+    (tmp_path / "config.json").write_text(GPT2)
+    null = tmp_path / "null"
+    make_null_device(null)
+    code, _out, err = run("config.json", flag, "null", "--no-cache", cwd=tmp_path)
+    assert "error" not in err, err
+    assert code in (0, 1)
+    assert stat.S_ISCHR(os.lstat(null).st_mode)  # still the device
+    assert temporaries(tmp_path) == []
+
+
+def test_output_through_a_link_to_stdout_reaches_stdout_and_keeps_the_link(
+    tmp_path: Path,
+) -> None:
+    """Failure 1: ``--format sarif --output-file /dev/stdout`` replaced the /dev/stdout link
+    with a file and nothing reached stdout. Here the link is the tree's own (``out`` →
+    /proc/self/fd/1, what /dev/stdout is), so the test cannot harm the machine's."""
+    if not os.path.exists("/proc/self/fd/1"):
+        pytest.skip("no /proc/self/fd")
+    (tmp_path / "config.json").write_text(GPT2)
+    os.symlink("/proc/self/fd/1", tmp_path / "out")
+    proc = subprocess.run(
+        [SHAPELINT, "--format", "sarif", "--output-file", "out", "--no-cache", "config.json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert os.path.islink(tmp_path / "out")
+    sarif = json.loads(proc.stdout)
+    assert sarif["runs"][0]["results"][0]["ruleId"] == "SL101"
+    # Redirected to a file: the report is added to the file, which stays the shell's.
+    with open(tmp_path / "captured.txt", "w") as fh:
+        proc = subprocess.run(
+            [SHAPELINT, "--format", "json", "--output-file", "out", "--no-cache", "config.json"],
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+    assert proc.returncode == 1, proc.stderr
+    assert os.path.islink(tmp_path / "out")
+    report = json.loads((tmp_path / "captured.txt").read_text())
+    assert [f["code"] for f in report["findings"]] == ["SL101"]
+
+
+def test_output_to_a_fifo_is_written_to(tmp_path: Path) -> None:
+    """Failure 1: a FIFO named as the output is written to (a reader gets the report), not
+    replaced by a file."""
+    (tmp_path / "config.json").write_text(GPT2)
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as fh:
+            got.append(fh.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    code, _, err = run(
+        "config.json", "--format", "json", "--output-file", str(fifo), "--no-cache", cwd=tmp_path
+    )
+    reader.join(timeout=30)
+    assert code == 1, err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert [f["code"] for f in json.loads(got[0])["findings"]] == ["SL101"]
+
+
+def test_output_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_path: Path) -> None:
+    """Failure 1: a symlink is never replaced: the file it names gets the report."""
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "reports").mkdir()
+    target = tmp_path / "reports" / "report.json"
+    target.write_text("old")
+    os.symlink("reports/report.json", tmp_path / "report.json")
+    code, _, err = run(
+        "config.json", "--format", "json", "--output-file", "report.json", cwd=tmp_path
+    )
+    assert code == 1, err
+    assert os.path.islink(tmp_path / "report.json")
+    assert json.loads(target.read_text())["findings"][0]["code"] == "SL101"
+
+
+def test_output_to_a_directory_or_a_nul_name_is_one_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "d").mkdir()
+    code, _, err = run("config.json", "--output-file", "d", cwd=tmp_path)
+    assert (code, err) == (2, "shapelint: error: cannot write output file d: it is a directory\n")
+    code, _, err = run("config.json", "--write-baseline", "a\0b", cwd=tmp_path)
+    assert code == 2 and err.count("\n") == 1 and "NUL" in err
+
+
+# -- 2. the cache is used only in a real directory of this user ----------------------------------
+
+
+def test_a_committed_cache_symlink_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure 2: a repository committing ``.shapelint_cache -> ../somewhere`` made shapelint
+    write .gitignore, CACHEDIR.TAG and entries outside the repository."""
+    monkeypatch.delenv("SHAPELINT_CACHE_DIR", raising=False)
+    repo, somewhere = tmp_path / "repo", tmp_path / "somewhere"
+    repo.mkdir()
+    somewhere.mkdir()
+    (repo / "config.json").write_text(GPT2)
+    os.symlink("../somewhere", repo / ".shapelint_cache")
+    for _ in range(2):
+        code, out, err = run("config.json", "-v", cwd=repo)
+        assert code == 1 and "SL101" in out
+    assert list(somewhere.iterdir()) == []
+    assert "info: cache not used: " in err and "is a symlink" in err
+    code, _, err = run("config.json", cwd=repo)
+    assert err == ""  # the note is for -v only
+
+
+def test_a_cache_directory_holding_links_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure 2: links inside a committed cache directory (its marker files) are left alone."""
+    monkeypatch.delenv("SHAPELINT_CACHE_DIR", raising=False)
+    repo, somewhere = tmp_path / "repo", tmp_path / "somewhere"
+    (repo / ".shapelint_cache").mkdir(parents=True)
+    somewhere.mkdir()
+    (repo / "config.json").write_text(GPT2)
+    for name in (".gitignore", "CACHEDIR.TAG"):
+        os.symlink(f"../../somewhere/{name}", repo / ".shapelint_cache" / name)
+    code, _, _ = run("config.json", cwd=repo)
+    assert code == 1
+    assert list(somewhere.iterdir()) == []
+
+
+# -- 3. a directory swapped for a symlink mid-fix ----------------------------------------------------
+
+
+def _swap_directory(tree: Path, outside: Path) -> None:
+    """``tree/sub`` becomes a symlink to ``outside/sub``, which holds the same file with the
+    same modification time (all a check of bytes and mtime can see)."""
+    (tree / "sub").rename(tree / "sub.orig")
+    os.symlink(os.path.relpath(outside / "sub", tree), tree / "sub")
+
+
+@pytest.mark.parametrize("moment", ["after the check", "after the temporary file"])
+def test_a_directory_swapped_for_a_symlink_during_fix_never_sends_the_write_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str
+) -> None:
+    """Failure 3: a directory swapped for a symlink to ../outside during ``--fix .`` got a
+    file outside the tree rewritten."""
+    import tempfile
+
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "sub").mkdir(parents=True)
+    (outside / "sub").mkdir(parents=True)
+    inside = tree / "sub" / "config.json"
+    victim = outside / "sub" / "config.json"
+    inside.write_text(GPT2)
+    victim.write_text(GPT2)
+    st = inside.stat()
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
+    swapped: list[bool] = []
+
+    def swap_once() -> None:
+        if not swapped:
+            swapped.append(True)
+            _swap_directory(tree, outside)
+
+    if moment == "after the check":
+        real_target = writer.target_of
+
+        def target_then_swap(path: str, roots: object) -> str:
+            real = real_target(path, roots)  # type: ignore[arg-type]
+            swap_once()
+            return real
+
+        monkeypatch.setattr(writer, "target_of", target_then_swap)
+    else:
+        real_mkstemp = tempfile.mkstemp
+
+        def mkstemp_then_swap(*args: object, **kwargs: object) -> object:
+            made = real_mkstemp(*args, **kwargs)  # type: ignore[call-overload]
+            swap_once()
+            return made
+
+        monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_swap)
+        if hasattr(writer, "_create_temp"):
+            real_create = writer._create_temp
+
+            def create_then_swap(*args: object) -> object:
+                made = real_create(*args)  # type: ignore[arg-type]
+                swap_once()
+                return made
+
+            monkeypatch.setattr(writer, "_create_temp", create_then_swap)
+    code, _, err = run("--fix", "--no-cache", ".", cwd=tree)
+    assert swapped
+    assert victim.read_text() == GPT2  # never written outside the tree
+    assert temporaries(tmp_path) == []
+    assert "Traceback" not in err and "internal error" not in err
+    if moment == "after the check":
+        assert code == 1 and "changed on disk" in err and "sub" in err
+        assert (tree / "sub.orig" / "config.json").read_text() == GPT2
+    else:  # the open directory is the real one: the file in the tree is fixed
+        assert (tree / "sub.orig" / "config.json").read_text() == GPT2_FIXED
+
+
+# -- 4. --fix keeps owner, group, hard links and extended attributes -----------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_fix_as_root_keeps_the_owner_and_group(tmp_path: Path) -> None:
+    """Failure 4: ``--fix`` as root changed a file's owner to root."""
+    path = tmp_path / "config.json"
+    path.write_text(GPT2)
+    os.chown(path, 1234, 4321)
+    os.chmod(path, 0o640)
+    code, _, err = run("--fix", "--no-cache", str(path))
+    assert (code, err) == (0, "")
+    st = path.stat()
+    assert path.read_text() == GPT2_FIXED
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 4321, 0o640)
+
+
+def test_fix_keeps_extended_attributes(tmp_path: Path) -> None:
+    """Failure 4: ``--fix`` dropped extended attributes."""
+    path = tmp_path / "config.json"
+    path.write_text(GPT2)
+    try:
+        os.setxattr(path, "user.shapelint.test", b"kept")
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no user extended attributes here: {exc}")
+    code, _, err = run("--fix", "--no-cache", str(path))
+    assert (code, err) == (0, "")
+    assert path.read_text() == GPT2_FIXED
+    assert os.getxattr(path, "user.shapelint.test") == b"kept"
+
+
+def test_a_hard_linked_file_is_refused_with_the_reason(tmp_path: Path) -> None:
+    """Failure 4: ``--fix`` split hard links (the other name kept the old bytes). A file with
+    several names is refused: replacing it splits them, writing into it changes a file that
+    may lie outside the tree and is not atomic."""
+    path = tmp_path / "config.json"
+    path.write_text(GPT2)
+    (tmp_path / "elsewhere").mkdir()
+    other = tmp_path / "elsewhere" / "same.json"
+    os.link(path, other)
+    code, out, err = run("--fix", "--no-cache", str(path))
+    assert code == 1 and "SL101" in out
+    assert "not written: it has 2 hard links" in err
+    assert path.read_text() == GPT2 and other.read_text() == GPT2
+    assert os.path.samefile(path, other)
+    assert temporaries(tmp_path) == []
+
+
+def test_a_hard_linked_baseline_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "baseline.json").write_text("{}")
+    os.link(tmp_path / "baseline.json", tmp_path / "other.json")
+    code, _, err = run("config.json", "--write-baseline", "baseline.json", cwd=tmp_path)
+    assert code == 2 and "it has 2 hard links" in err
+    assert (tmp_path / "other.json").read_text() == "{}"
+
+
+def test_write_baseline_keeps_mode_and_extended_attributes(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text("{}")
+    os.chmod(baseline, 0o600)
+    try:
+        os.setxattr(baseline, "user.shapelint.test", b"kept")
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no user extended attributes here: {exc}")
+    code, _, err = run("config.json", "--write-baseline", "baseline.json", cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(baseline.read_text())["findings"][0]["code"] == "SL101"
+    assert stat.S_IMODE(baseline.stat().st_mode) == 0o600
+    assert os.getxattr(baseline, "user.shapelint.test") == b"kept"
+
+
+# -- 5. SIGTERM and SIGHUP clean up as Ctrl-C does -------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_while_a_fix_is_written_leaves_no_temporary_file(
+    tmp_path: Path, signame: str
+) -> None:
+    """Failure 5: SIGTERM during ``--fix`` left ``*.shapelint.tmp`` files. The signal arrives
+    exactly while the temporary file is being flushed (the moment that left them)."""
+    (tmp_path / "config.json").write_text(GPT2)
+    code = (
+        "import os, signal, sys\n"
+        "sys.argv = ['/usr/bin/shapelint', '--fix', '--no-cache', 'config.json']\n"
+        "import shapelint\n"
+        "from shapelint.cli.main import main\n"
+        "real = os.fsync\n"
+        "def fsync(fd):\n"
+        f"    os.kill(os.getpid(), signal.{signame})\n"
+        "    time.sleep(0.5)\n"
+        "    real(fd)\n"
+        "import time\n"
+        "os.fsync = fsync\n"
+        "raise SystemExit(main())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    number = getattr(signal, signame)
+    assert proc.returncode == 128 + number, (proc.returncode, proc.stderr)
+    assert proc.stderr == f"shapelint: terminated ({signame})\n"
+    assert sorted(os.listdir(tmp_path)) == ["config.json"]
+    assert (tmp_path / "config.json").read_text() == GPT2
+
+
+def test_sigterm_at_any_moment_of_a_fix_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """Failure 5, as the issue measured it: a real ``--fix`` of many files, SIGTERM at several
+    moments; each run ends with one line (or finishes), no temporary file anywhere."""
+    for trial, delay in enumerate((0.4, 0.8, 1.2, 1.6, 2.0, 2.5)):
+        tree = tmp_path / str(trial)
+        for i in range(60):
+            (tree / f"m{i}").mkdir(parents=True)
+            (tree / f"m{i}" / "config.json").write_text(GPT2)
+        proc = subprocess.Popen(
+            [SHAPELINT, "--fix", "--no-cache", str(tree)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err
+        assert proc.returncode in (0, 1, 143, -signal.SIGTERM), err
+        if proc.returncode == 143:
+            assert err.splitlines()[-1] == "shapelint: terminated (SIGTERM)"
+        assert temporaries(tree) == []
+        for i in range(60):
+            assert (tree / f"m{i}" / "config.json").read_text() in (GPT2, GPT2_FIXED)
