@@ -401,3 +401,191 @@ def test_sigterm_at_any_moment_of_a_fix_leaves_no_temporary_file(tmp_path: Path)
         assert temporaries(tree) == []
         for i in range(60):
             assert (tree / f"m{i}" / "config.json").read_text() in (GPT2, GPT2_FIXED)
+
+
+# -- 8, 9. GPU files, baselines and settings come through the bounded reader -----------------------
+
+LAB_GPU = """\
+gpus:
+  Lab-GPU:
+    vendor: nvidia
+    arch: hopper
+    sms: 132
+    peak_tflops: {bf16: 900}
+    mem_bw_gbs: 3000
+    mem_gb: 80
+    best_align_bytes: 128
+    achievable_fraction: {bf16: 0.8}
+    source: "our lab"
+"""
+
+
+def one_line_error(code: int, out: str, err: str, *needles: str) -> None:
+    """A usage error: exit 2, one short line on stderr naming what went wrong, nothing else."""
+    assert code == 2, (code, out, err)
+    assert err.count("\n") == 1 and err.startswith("shapelint: error: "), err[:500]
+    assert len(err) < 600, err[:500]
+    assert "Traceback" not in err and "internal error" not in err
+    for needle in needles:
+        assert needle in err, err
+
+
+def timed_run(*argv: str, cwd: Path, limit: float = 20) -> tuple[int, str, str]:
+    start = time.perf_counter()
+    result = run(*argv, cwd=cwd)
+    assert time.perf_counter() - start < limit
+    return result
+
+
+@pytest.mark.parametrize("via", ["flag", "settings"])
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero", "directory"])
+def test_a_gpu_file_that_is_not_a_regular_file_is_one_line(
+    tmp_path: Path, via: str, target: str
+) -> None:
+    """Failure 8: ``gpu-file`` pointing at a FIFO hung; at /dev/zero, MemoryError after
+    1.8 GB."""
+    (tmp_path / "config.json").write_text(GPT2)
+    if target == "fifo":
+        os.mkfifo(tmp_path / "gpus.yaml")
+    elif target == "directory":
+        (tmp_path / "gpus.yaml").mkdir()
+    else:
+        os.symlink(target, tmp_path / "gpus.yaml")
+    args = ["config.json", "--no-cache"]
+    if via == "flag":
+        args += ["--gpu-file", "gpus.yaml"]
+    else:
+        (tmp_path / ".shapelint.toml").write_text('gpu-file = "gpus.yaml"\n')
+    code, out, err = timed_run(*args, cwd=tmp_path)
+    why = "it is a directory" if target == "directory" else "not a regular file"
+    one_line_error(code, out, err, "gpus.yaml", "cannot read GPU table", why)
+
+
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
+@pytest.mark.parametrize("what", ["baseline", "extend"])
+def test_a_baseline_or_extended_settings_file_at_a_fifo_is_one_line(
+    tmp_path: Path, what: str, target: str
+) -> None:
+    """Failure 8: ``baseline`` pointing at a FIFO hung; at /dev/zero, MemoryError (an
+    ``extend`` too, read the same way)."""
+    (tmp_path / "config.json").write_text(GPT2)
+    if target == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+    else:
+        os.symlink(target, tmp_path / "pipe")
+    (tmp_path / ".shapelint.toml").write_text(f'{what} = "pipe"\n')
+    code, out, err = timed_run("config.json", "--no-cache", cwd=tmp_path)
+    one_line_error(code, out, err, "pipe", "FIFO" if target == "fifo" else "not a regular file")
+
+
+def _laughs(levels: int) -> str:
+    """A GPU file whose ``aliases`` list is a YAML alias bomb: each level a list of ten
+    aliases of the one before (10^levels names, which the schema validates one by one)."""
+    text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for i in range(1, levels):
+        prev, name = chr(96 + i), chr(97 + i)
+        text += f"{name}: &{name} [{', '.join(['*' + prev] * 10)}]\n"
+    return text + LAB_GPU + f"    aliases: *{chr(96 + levels)}\n"
+
+
+@pytest.mark.parametrize("levels", [9, 6])
+def test_a_gpu_file_alias_bomb_is_refused_at_once_in_one_short_line(
+    tmp_path: Path, levels: int
+) -> None:
+    """Failure 9: a 762-byte ``--gpu-file`` alias bomb ran past 60 s; the 10⁶ variant printed
+    an error line of several MB."""
+    (tmp_path / "config.json").write_text(GPT2)
+    bomb = _laughs(levels)
+    if levels == 9:
+        assert len(bomb.encode()) < 800  # the issue's 762 bytes
+    (tmp_path / "gpus.yaml").write_text(bomb)
+    code, _out, err = timed_run(
+        "config.json", "--gpu-file", "gpus.yaml", "--no-cache", cwd=tmp_path
+    )
+    assert code == 2
+    assert len(err) < 1000 and err.count("\n") <= 2, err[:1000]
+    assert "gpus.yaml" in err
+
+
+def test_a_gpu_file_within_the_limits_still_works(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "gpus.yaml").write_text(LAB_GPU)
+    code, out, err = run(
+        "config.json", "--gpu-file", "gpus.yaml", "--gpu", "lab-gpu", "--no-cache", cwd=tmp_path
+    )
+    assert code == 1 and "error" not in err, err
+    assert "SL101" in out and "Lab-GPU" in out
+
+
+# -- 15. settings: nesting, extend chains, NUL characters ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = " + "[" * 3000 + "]" * 3000 + "\n",
+        "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n",
+        "".join(f"[{'.'.join(['t'] * 300)}]\n"),
+        "x = " + "[" * 300 + "]" * 300 + "\n",
+    ],
+)
+def test_deeply_nested_settings_are_one_line(tmp_path: Path, text: str) -> None:
+    """Failure 15: deep TOML arrays and tables in settings → RecursionError."""
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / ".shapelint.toml").write_text(text)
+    code, out, err = timed_run("config.json", "--no-cache", cwd=tmp_path)
+    one_line_error(code, out, err, ".shapelint.toml", "nested")
+
+
+def test_a_3000_file_extend_chain_is_one_line(tmp_path: Path) -> None:
+    """Failure 15: a 3,000-file ``extend`` chain → RecursionError."""
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "s").mkdir()
+    for i in range(3000):
+        (tmp_path / "s" / f"{i}.toml").write_text(f'extend = "{i + 1}.toml"\n')
+    (tmp_path / "s" / "3000.toml").write_text("min-slowdown = 2\n")
+    (tmp_path / ".shapelint.toml").write_text('extend = "s/0.toml"\n')
+    code, out, err = timed_run("config.json", "--no-cache", cwd=tmp_path, limit=60)
+    one_line_error(code, out, err, "extend", "longer than")
+
+
+def test_a_short_extend_chain_still_merges(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "s").mkdir()
+    for i in range(5):
+        (tmp_path / "s" / f"{i}.toml").write_text(f'extend = "{i + 1}.toml"\n')
+    (tmp_path / "s" / "5.toml").write_text('ignore = ["SL101"]\n')
+    (tmp_path / ".shapelint.toml").write_text('extend = "s/0.toml"\n')
+    code, out, err = run("config.json", "--no-cache", cwd=tmp_path)
+    assert (code, err) == (0, "") and "SL101" not in out
+
+
+@pytest.mark.parametrize("key", ["gpu-file", "baseline", "extend"])
+def test_a_nul_in_a_settings_path_is_one_line(tmp_path: Path, key: str) -> None:
+    """Failure 15: a NUL in ``gpu-file``/``baseline`` → ValueError (an internal error)."""
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / ".shapelint.toml").write_text(f'{key} = "a\\u0000b"\n')
+    code, out, err = run("config.json", "--no-cache", cwd=tmp_path)
+    one_line_error(code, out, err, ".shapelint.toml" if key == "extend" else "a\\x00b")
+
+
+# -- 17. baselines: nesting and huge integers -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"version": 1, "findings": ' + "[" * 300 + "]" * 300 + "}", "nested more than 200"),
+        ('{"version": ' + "9" * 5000 + ', "findings": []}', "invalid JSON"),
+        ('{"version": 1, "findings": [{"path": "a", "value": ' + "1" * 5000 + "}]}", "JSON"),
+        ('{"version": "' + "x" * 100_000 + '", "findings": []}', "unsupported baseline version"),
+    ],
+)
+def test_hostile_baselines_are_one_line(tmp_path: Path, text: str, needle: str) -> None:
+    """Failure 17: a baseline nested 10⁵ deep → RecursionError; integers over 4,300 digits →
+    ValueError."""
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "baseline.json").write_text(text)
+    code, out, err = timed_run("config.json", "--baseline", "baseline.json", cwd=tmp_path)
+    one_line_error(code, out, err, "baseline.json", needle)

@@ -40,6 +40,12 @@ from types import FrameType
 # Python's own parser limits (CPython's tokenizer: MAXLEVEL and MAXINDENT).
 MAX_NESTING = 200
 MAX_INDENT = 100
+# Nesting of YAML, settings, baselines and GPU files beyond which a file is reported as too
+# deep (PyYAML, tomllib and jsonschema recurse), and the nodes YAML aliases may expand to
+# before a file is reported instead of expanded ("billion laughs"). Configs, settings, GPU
+# files and baselines share them.
+MAX_DEPTH = 200
+MAX_ALIAS_NODES = 100_000
 
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
@@ -66,6 +72,21 @@ class Budget:
 
 
 DEFAULT = Budget()
+
+
+def too_deep(data: object, limit: int = MAX_DEPTH) -> str | None:
+    """Why ``data`` (parsed JSON, TOML or YAML: dicts, lists, scalars) is nested too deeply
+    to be checked, or None. Iterative, so any depth is measured without recursing."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return f"nested more than {limit} levels deep"
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return None
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shapelint.core.limits import too_deep
 from shapelint.core.model import Finding
 from shapelint.core.source import LineIndex
+from shapelint.core.text import one_line, shown_path
 
 if TYPE_CHECKING:
     from shapelint.rules.base import Rule
@@ -151,9 +153,10 @@ class Baseline:
         )
 
     def _text(self) -> str:
+        from shapelint.engine.reading import read_text
+
         try:
-            with open(self.path, encoding="utf-8") as fh:
-                return fh.read()
+            return read_text(self.path)
         except OSError:
             return ""
 
@@ -172,21 +175,31 @@ def _entry_lines(text: str) -> dict[int, int]:
 
 def load(path: str) -> Baseline:
     """Read and check a baseline file; `BaselineError` with one line on any problem."""
+    from shapelint.engine.reading import read_text
+
+    shown = shown_path(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(path)
     except FileNotFoundError:
-        raise BaselineError(f"baseline file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"cannot read baseline file {path}: {exc}") from None
+        raise BaselineError(f"baseline file {shown} does not exist") from None
+    except OSError as exc:
+        raise BaselineError(f"cannot read baseline file {shown}: {exc.strerror or exc}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BaselineError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        raise BaselineError(f"{shown}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise BaselineError(f"{shown}: invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise BaselineError(f"{shown}: invalid JSON: {one_line(str(exc))}") from None
+    deep = too_deep(data)
+    if deep is not None:
+        raise BaselineError(f"{shown}: {deep}")
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
-        raise BaselineError(f'{path}: not a shapelint baseline (expected {{"findings": [...]}})')
+        raise BaselineError(f'{shown}: not a shapelint baseline (expected {{"findings": [...]}})')
     if data.get("version") != VERSION:
-        raise BaselineError(f"{path}: unsupported baseline version {data.get('version')!r}")
+        version = one_line(repr(data.get("version")), 40)
+        raise BaselineError(f"{shown}: unsupported baseline version {version}")
     lines = _entry_lines(text)
     entries = []
     for i, item in enumerate(data["findings"]):
@@ -194,7 +207,7 @@ def load(path: str) -> Baseline:
             isinstance(item.get(k), str) for k in ("path", "code", "config", "key")
         ):
             raise BaselineError(
-                f"{path}: findings[{i}]: expected an object with string path, code, config, key"
+                f"{shown}: findings[{i}]: expected an object with string path, code, config, key"
             )
         entries.append(
             Entry(

@@ -122,6 +122,8 @@ def _require_regular(fd: int) -> os.stat_result:
     """The stat of the open file ``fd``; `NotRegular` unless it is a regular file."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            raise NotRegular("it is a directory")
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or other special file"
         raise NotRegular(f"it is {kind}, not a regular file")
     return st
