@@ -589,3 +589,131 @@ def test_hostile_baselines_are_one_line(tmp_path: Path, text: str, needle: str) 
     (tmp_path / "baseline.json").write_text(text)
     code, out, err = timed_run("config.json", "--baseline", "baseline.json", cwd=tmp_path)
     one_line_error(code, out, err, "baseline.json", needle)
+
+
+# -- 10, 14. a dim of 1e308 or 2**63 is SL002, never an OverflowError or a hang ---------------
+
+HUGE = '{"hidden_size": 1e308, "num_attention_heads": 12, "num_hidden_layers": 2, ' + (
+    '"intermediate_size": 3072, "vocab_size": 50257}\n'
+)
+
+
+@pytest.mark.parametrize("command", [[], ["explain", "--force"], ["suggest"]])
+def test_a_dim_of_1e308_never_reaches_the_model(tmp_path: Path, command: list[str]) -> None:
+    """Failure 14: ``"hidden_size": 1e308`` → OverflowError in check, explain --force and
+    suggest."""
+    (tmp_path / "config.json").write_text(HUGE)
+    argv = [*command[:1], "config.json", *command[1:], *([] if command else ["--no-cache"])]
+    code, out, err = run(*argv, cwd=tmp_path)
+    assert "internal error" not in err and "Traceback" not in err, err
+    assert code in (0, 1, 2)
+    assert all(len(line) < 400 for line in (out + err).splitlines())  # no 309-digit numbers
+    if not command:
+        assert (
+            "config.json:1:17: SL002 [error] hidden_size must be a positive integer of at most "
+            "2³¹ (2147483648), got 1e+308" in out
+        )
+
+
+@pytest.mark.parametrize("value", [str(2**63), str(2**31 + 1), str(-(2**63)), "1e19"])
+def test_a_dim_beyond_2_31_is_sl002_naming_the_value(tmp_path: Path, value: str) -> None:
+    (tmp_path / "config.json").write_text(
+        '{"hidden_size": 768, "num_attention_heads": 12, "vocab_size": ' + value + "}\n"
+    )
+    code, out, err = run("config.json", "--no-cache", cwd=tmp_path)
+    assert code == 1 and err == ""
+    shown = value if "e" not in value else repr(float(value))
+    assert f"vocab_size must be a positive integer of at most 2³¹ (2147483648), got {shown}" in out
+    assert "SL101" not in out  # never computed with
+
+
+@pytest.mark.parametrize("key", ["hidden_size", "num_attention_heads"])
+def test_suggest_on_a_dim_of_2_63_ends_at_once_naming_it(tmp_path: Path, key: str) -> None:
+    """Failure 10: ``suggest`` hung on hidden or heads of 2⁶³."""
+    dims = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32}
+    dims[key] = 2**63
+    (tmp_path / "config.json").write_text(json.dumps({**dims, "vocab_size": 32000}) + "\n")
+    code, out, err = timed_run("suggest", "config.json", cwd=tmp_path)
+    one_line_error(
+        code,
+        out,
+        err,
+        f"{key} must be a positive integer of at most 2³¹ (2147483648), got {2**63} (SL002)",
+    )
+
+
+@pytest.mark.parametrize("flag", ["--tp", "--micro-batch", "--seq-len", "--pp", "--data-parallel"])
+def test_a_flag_beyond_2_31_is_a_usage_error_naming_the_flag(
+    tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Deliverable 4 (and failure 21's cause): a flag out of range is a usage error naming
+    the flag, never a value the model computes with."""
+    (tmp_path / "config.json").write_text(GPT2)
+    for command in ([], ["explain"], ["suggest"]):
+        argv = [*command, "config.json", flag, str(2**63)]
+        code, out, _ = run(*argv, cwd=tmp_path)
+        err = capsys.readouterr().err  # argparse writes usage errors itself
+        assert code == 2 and out == ""
+        assert f"argument {flag}: expected a positive integer of at most 2³¹" in err
+
+
+def test_min_slowdown_must_be_finite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.json").write_text(GPT2)
+    for value in ("nan", "inf"):
+        code, _, _ = run("config.json", "--min-slowdown", value, cwd=tmp_path)
+        err = capsys.readouterr().err
+        assert code == 2 and "argument --min-slowdown: expected a finite number" in err
+
+
+# -- 15. settings: NaN, infinity and numbers past their bounds ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("max-seconds-per-file = nan\n", "max-seconds-per-file: expected a finite number, got nan"),
+        ("max-seconds-per-file = inf\n", "max-seconds-per-file: expected a finite number, got inf"),
+        ("max-seconds-per-file = 1e300\n", "max-seconds-per-file: expected a number of seconds"),
+        ("min-slowdown = nan\n", "min-slowdown: expected a finite number, got nan"),
+        ("tp = 9223372036854775808\n", "tp: expected a positive integer of at most 2147483648"),
+        ("max-file-size-mb = " + "9" * 30 + "\n", "max-file-size-mb: expected a positive integer"),
+        ("[rules.SL101]\nmultiple = nan\n", "rules.SL101.multiple: expected a finite number"),
+        ("tp = " + "7" * 5000 + "\n", "invalid TOML: "),
+    ],
+)
+def test_numbers_in_settings_are_finite_and_bounded(tmp_path: Path, text: str, needle: str) -> None:
+    """Failure 15: ``max-seconds-per-file = nan``/``inf`` → ValueError/OverflowError."""
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / ".shapelint.toml").write_text(text)
+    code, out, err = run("config.json", "--no-cache", cwd=tmp_path)
+    one_line_error(code, out, err, needle)
+
+
+# -- 16. GPU-table fields are finite and bounded --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (("peak_tflops: {bf16: 900}", "peak_tflops: {bf16: .inf}"), "expected a finite number"),
+        (("peak_tflops: {bf16: 900}", "peak_tflops: {bf16: 1.0e+308}"), "greater than the maximum"),
+        (("peak_tflops: {bf16: 900}", "peak_tflops: {bf16: .nan}"), "expected a finite number"),
+        (("achievable_fraction: {bf16: 0.8}", "achievable_fraction: {bf16: .nan}"), "finite"),
+        (("mem_bw_gbs: 3000", "mem_bw_gbs: .nan"), "expected a finite number"),
+        (("sms: 132", "sms: " + "7" * 5000), "gpus.yaml:5:"),
+        (("sms: 132", "sms: 10000000000000"), "greater than the maximum"),
+    ],
+)
+def test_gpu_file_numbers_are_finite_and_bounded(
+    tmp_path: Path, change: tuple[str, str], needle: str
+) -> None:
+    """Failure 16: ``peak_tflops: .inf`` or ``1e308`` → ZeroDivisionError; a 5,000-digit
+    ``sms`` → ValueError; NaN peaks or fractions passed the schema and printed
+    ``[+nan% step time]``."""
+    (tmp_path / "config.json").write_text(GPT2)
+    (tmp_path / "gpus.yaml").write_text(LAB_GPU.replace(*change))
+    for command in ([], ["explain"]):
+        argv = [*command, "config.json", "--gpu-file", "gpus.yaml", "--gpu", "lab-gpu"]
+        code, out, err = run(*argv, "--no-cache" if not command else "--force", cwd=tmp_path)
+        one_line_error(code, out, err, "gpus.yaml", needle)
+        assert "nan%" not in out

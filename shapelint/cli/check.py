@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the runner imports every rule: imported where a check runs
 
 def add_parser(sub: Any) -> None:
     """Register ``check`` on the subparsers ``sub``."""
+    from shapelint.cli.argtypes import finite_float
     from shapelint.cli.argtypes import positive_int as _positive
     from shapelint.cli.flags import add_output_flags, add_target_flags
 
@@ -44,7 +45,7 @@ def add_parser(sub: Any) -> None:
     )
     check.add_argument(
         "--min-slowdown",
-        type=float,
+        type=finite_float,
         metavar="PCT",
         help="hide warnings estimated below PCT%% (default 1)",
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from shapelint.core.dtypes import normalize_dtype
-from shapelint.core.limits import too_deep
+from shapelint.core.limits import non_finite, too_deep
 from shapelint.core.model import Dim
 from shapelint.core.target import TargetField, TargetOptions
 from shapelint.core.text import one_line, shown_path
@@ -139,6 +139,8 @@ def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, An
     key = path[0] if path else "?"
     where = key + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in path[1:])
     expected = props.get(key, {}).get("description", error.message)
+    if error.validator == "maximum" and "at most" not in expected:
+        expected += f" of at most {error.validator_value}"
     return f"{where}: expected {expected}, got {one_line(json.dumps(error.instance), 80)}"
 
 
@@ -146,6 +148,11 @@ def validate(data: Mapping[str, Any], where: str) -> None:
     """Check ``data`` against the settings schema; raise SettingsError naming ``where``."""
     import jsonschema
 
+    bad = non_finite(data)
+    if bad is not None:  # NaN passes every bound of a JSON schema: refused here, by name
+        path, number = bad
+        key = str(path[0]) + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[1:])
+        raise SettingsError(f"{where}: {key}: expected a finite number, got {number}")
     schema = _schema()
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from shapelint.core.digest import digest
+from shapelint.core.limits import non_finite
 from shapelint.core.text import one_line
 from shapelint.hardware.arch import UNKNOWN, Family, families_from, inherit
 
@@ -213,6 +214,11 @@ def validate(data: Mapping[str, Any], label: str) -> None:
     """Check ``data`` against the GPU table schema; GPUTableError naming file, entry and key."""
     import jsonschema  # imported here: it costs ~0.13 s and the built-in table needs no check
 
+    bad = non_finite(data)
+    if bad is not None:  # the schema's bounds cannot refuse NaN: every comparison is false
+        path, value = bad
+        where = _describe_path(list(path))
+        raise GPUTableError(f"{label}: {where}: expected a finite number, got {value}")
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
