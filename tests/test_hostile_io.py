@@ -717,3 +717,119 @@ def test_gpu_file_numbers_are_finite_and_bounded(
         code, out, err = run(*argv, "--no-cache" if not command else "--force", cwd=tmp_path)
         one_line_error(code, out, err, "gpus.yaml", needle)
         assert "nan%" not in out
+
+
+# -- 13. --format github: nothing a file name holds runs as a workflow command --------------------
+
+HOSTILE_NAME = "zz\n::error file=README.md,line=1,title=X::pwned\n##[error]pwned too\n.json"
+
+
+def runner_commands(out: str) -> list[str]:
+    """The workflow commands GitHub's runner would process in ``out``: lines that start with
+    ``::`` after leading spaces (v2) or hold ``##[`` anywhere (v1), except between
+    ``::stop-commands::TOKEN`` and ``::TOKEN::``."""
+    processed: list[str] = []
+    stopped: str | None = None
+    for line in out.splitlines():
+        text = line.lstrip()
+        if stopped is not None:
+            if text == f"::{stopped}::":
+                stopped = None
+            continue
+        if text.startswith("::stop-commands::"):
+            stopped = text.removeprefix("::stop-commands::")
+            continue
+        if text.startswith("::") or "##[" in text:
+            processed.append(text)
+    return processed
+
+
+def test_github_format_escapes_every_line_of_hostile_file_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure 13: findings past the 10-per-level annotation limit were printed unescaped, so
+    a file named ``zz\\n::error file=README.md,…\\n.json`` emitted a live workflow command."""
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(var, raising=False)
+    for i in range(11):
+        (tmp_path / f"a{i:02}.json").write_text(GPT2)
+    (tmp_path / HOSTILE_NAME).write_text(GPT2)
+    code, out, err = run(".", "--format", "github", "--no-cache", cwd=tmp_path)
+    assert code == 1, err
+    commands = runner_commands(out)
+    assert len(commands) == 10  # the annotations, and nothing else
+    assert all(c.startswith("::warning file=a") for c in commands), commands
+    assert "pwned" not in "".join(commands)
+    # The hostile name is still reported, on one line, escaped.
+    assert (
+        "zz\\n::error file=README.md,line=1,title=X::pwned\\n##[error]pwned too\\n.json:5:17: SL101"
+        in out
+    )
+
+
+def test_github_annotation_of_a_hostile_name_is_one_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / HOSTILE_NAME).write_text(GPT2)
+    _code, out, _ = run(".", "--format", "github", "--no-cache", cwd=tmp_path)
+    (command,) = runner_commands(out)
+    assert command.startswith("::warning file=zz%0A%3A%3Aerror file=README.md%2Cline=1")
+
+
+# -- 18. file names that are not UTF-8 -------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="APFS refuses names that are not UTF-8")
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_a_file_name_that_is_not_utf8_is_reported_escaped_in_every_format(
+    tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure 18: a file name that is not valid UTF-8 → UnicodeEncodeError, no SARIF."""
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(var, raising=False)
+    name = os.fsdecode(b"bad\xff\xfename.json")
+    try:
+        (tmp_path / name).write_text(GPT2)
+    except (OSError, UnicodeEncodeError) as exc:
+        pytest.skip(f"the file system refuses the name: {exc}")
+    code, out, err = run(
+        ".", "--format", fmt, "--output-file", "report.out", "--no-cache", cwd=tmp_path
+    )
+    assert code == 1, err
+    report = (tmp_path / "report.out").read_bytes().decode("utf-8")  # valid UTF-8
+    if fmt == "text":
+        assert "bad\\xff\\xfename.json:5:17: SL101" in report
+    if fmt == "github":
+        assert "::warning file=bad\\xff\\xfename.json,line=5," in report
+    if fmt == "sarif":
+        sarif = json.loads(report)
+        (result,) = sarif["runs"][0]["results"]
+        uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri == "bad%FF%FEname.json"
+    if fmt == "json":
+        assert json.loads(report)["findings"][0]["path"] == "bad\\xff\\xfename.json"
+    # Printed, not written to a file: the same text, valid UTF-8.
+    code, out, err = run(".", "--format", fmt, "--no-cache", "-v", cwd=tmp_path)
+    (out + err).encode("utf-8")
+
+
+def test_a_file_name_that_is_not_utf8_as_the_console_script(tmp_path: Path) -> None:
+    """Failure 18 through the real standard output (strict UTF-8)."""
+    name = os.fsdecode(b"bad\xffname.json")
+    try:
+        (tmp_path / name).write_text(GPT2)
+    except (OSError, UnicodeEncodeError) as exc:
+        pytest.skip(f"the file system refuses the name: {exc}")
+    for fmt in ("text", "json", "github", "sarif"):
+        proc = subprocess.run(
+            [SHAPELINT, ".", "--format", fmt, "--no-cache"],
+            capture_output=True,
+            cwd=tmp_path,
+            timeout=120,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8", "GITHUB_STEP_SUMMARY": ""},
+        )
+        assert proc.returncode == 1, proc.stderr
+        proc.stdout.decode("utf-8")
+        assert b"Traceback" not in proc.stderr

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint.cli.common import BUG_URL, UsageError, _gpus, _targets, write_gpu_notes
 from shapelint.cli.flags import codes_arg
-from shapelint.core.text import shown_path
+from shapelint.core.text import clean, shown_path
 
 if TYPE_CHECKING:  # the runner imports every rule: imported where a check runs
     import argparse
@@ -262,7 +262,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f'shapelint: warning: key map {dim} = ["{name}"] matched no key in any file\n')
     for e in result.errors:
         err.write(
-            f"shapelint: internal error while linting {e.path}: {e.error} "
+            f"shapelint: internal error while linting {shown_path(e.path)}: {e.error} "
             f"(please report this at {BUG_URL})\n"
         )
     if result.errors:
@@ -339,7 +339,7 @@ def run_diff(
     if run.fixed:
         err.write(f"Would fix {run.fixed} {'problem' if run.fixed == 1 else 'problems'}.\n")
     for e in result.errors:
-        err.write(f"shapelint: internal error while linting {e.path}: {e.error}\n")
+        err.write(f"shapelint: internal error while linting {shown_path(e.path)}: {e.error}\n")
     if result.errors:
         return 2
     return 1 if run.changed and not args.exit_zero else 0
@@ -347,10 +347,10 @@ def run_diff(
 
 def _report_empty(result: LintResult, err: TextIO) -> None:
     for skipped in result.skipped:
-        err.write(f"info: {skipped.path}: skipped: {skipped.reason}\n")
+        err.write(f"info: {shown_path(skipped.path)}: skipped: {clean(skipped.reason)}\n")
     for r in result.files:
         if r.source.explicit and not r.configs and r.doc.ok:
-            err.write(f"info: {r.source.path}: no model config found\n")
+            err.write(f"info: {shown_path(r.source.path)}: no model config found\n")
 
 
 def exit_code(

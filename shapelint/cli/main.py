@@ -71,6 +71,12 @@ def main(
         # As the console script, Ctrl-C exited at once while importing (``_interrupt``);
         # from here on it is a KeyboardInterrupt, caught around the whole command.
         _interrupt.restore()
+        if argv is None:
+            # The last net under every report's own escaping: text that is not valid UTF-8
+            # is written escaped, never an UnicodeEncodeError that loses the report.
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(AttributeError, ValueError):
+                    stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         with _interrupt.terminate_as_interrupt():
             code = _main(argv, out, err)
     except KeyboardInterrupt as exc:

@@ -28,9 +28,10 @@ def _escape_control(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def shown_path(path: str) -> str:
+def shown_path(path: str, *, control: bool = True) -> str:
     """``path`` as one line of valid UTF-8: bytes that are not UTF-8 as ``\\xff``, control
-    characters as ``\\n``, ``\\x1b`` …; a normal name is returned unchanged."""
+    characters as ``\\n``, ``\\x1b`` … (kept with ``control=False``, for a format that
+    escapes them itself); a normal name is returned unchanged."""
     if _SURROGATE.search(path):
         try:
             raw = os.fsencode(path)
@@ -38,16 +39,24 @@ def shown_path(path: str) -> str:
             path = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", path)
         else:
             path = raw.decode("utf-8", "backslashreplace")
-    return _CONTROL.sub(_escape_control, path)
+    return _CONTROL.sub(_escape_control, path) if control else path
+
+
+def clean(text: str) -> str:
+    """``text`` as one line of valid UTF-8: control characters escaped as `shown_path`
+    escapes them, a lone surrogate as ``\udcff``; normal text is returned unchanged."""
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _CONTROL.sub(_escape_control, text)
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
-    """``text`` on one line (control characters escaped, as `shown_path` does) and at most
-    ``limit`` characters, the cut marked with how much was left out."""
-    text = _CONTROL.sub(_escape_control, _SURROGATE.sub("\ufffd", text))
+    """`clean` ``text``, at most ``limit`` characters, the cut marked with how much was left
+    out."""
+    text = clean(text)
     if len(text) > limit:
         text = f"{text[: limit - 1]}… ({len(text) - limit + 1} more characters)"
     return text
 
 
-__all__ = ["MAX_MESSAGE", "one_line", "shown_path"]
+__all__ = ["MAX_MESSAGE", "clean", "one_line", "shown_path"]
