@@ -26,13 +26,15 @@ def add_parser(sub: Any) -> None:
     from shapelint.cli.argtypes import finite_float
     from shapelint.cli.argtypes import positive_int as _positive
     from shapelint.cli.flags import add_output_flags, add_target_flags
+    from shapelint.report import FORMATS
 
     check = sub.add_parser("check", help="lint config files (the default command)")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
     check.add_argument(
         "--format",
         default="auto",
-        help="auto|text|json|github|sarif (default auto: github under GitHub Actions, else text)",
+        help="|".join(("auto", *FORMATS))
+        + " (default auto: github under GitHub Actions, else text)",
     )
     check.add_argument(
         "--select", action="append", metavar="CODES", help="only these codes or prefixes"
@@ -179,11 +181,11 @@ class FileOptions:
         return options
 
 
-def lint_check(
-    args: argparse.Namespace, file_options: FileOptions, err: TextIO | None = None
-) -> LintResult:
-    """Lint ``args.paths``, each file under its own settings; with ``-v``, a cache that cannot
-    be used is noted on ``err``."""
+def lint_check(args: argparse.Namespace, file_options: FileOptions, err: TextIO) -> LintResult:
+    """Lint ``args.paths``, each file under its own settings; a progress line on ``err`` when
+    it is a terminal and the run is long (`shapelint.cli.progress`); with ``-v``, a cache that
+    cannot be used is noted on ``err``."""
+    from shapelint.cli.progress import ProgressLine, files_text
     from shapelint.engine.runner import lint_paths
 
     cache = None
@@ -191,15 +193,20 @@ def lint_check(
         from shapelint.engine.cache import LintCache
 
         cache = LintCache.default()
-        if cache.disabled and args.verbose and err is not None:
+        if cache.disabled and args.verbose:
             err.write(f"info: cache not used: {shown_path(cache.disabled)}\n")
     jobs = args.jobs
     if jobs is None and (args.fix or args.unsafe_fixes or args.diff):
         jobs = 1  # the fixer reuses this process's parsed documents; workers' would be re-parsed
+    progress = ProgressLine(err, files_text, quiet=args.quiet)
     try:
-        return lint_paths(args.paths, file_options, args.exclude, jobs=jobs, cache=cache)
+        return lint_paths(
+            args.paths, file_options, args.exclude, jobs=jobs, cache=cache, progress=progress
+        )
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or directory: {exc.args[0]}") from None
+    finally:
+        progress.close()
 
 
 def emit_report(
