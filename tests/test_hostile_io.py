@@ -651,8 +651,8 @@ def test_a_flag_beyond_2_31_is_a_usage_error_naming_the_flag(
     (tmp_path / "config.json").write_text(GPT2)
     for command in ([], ["explain"], ["suggest"]):
         argv = [*command, "config.json", flag, str(2**63)]
-        code, out, _ = run(*argv, cwd=tmp_path)
-        err = capsys.readouterr().err  # argparse writes usage errors itself
+        code, out, err = run(*argv, cwd=tmp_path)
+        err += capsys.readouterr().err  # where argparse writes usage errors itself
         assert code == 2 and out == ""
         assert f"argument {flag}: expected a positive integer of at most 2³¹" in err
 
@@ -660,8 +660,8 @@ def test_a_flag_beyond_2_31_is_a_usage_error_naming_the_flag(
 def test_min_slowdown_must_be_finite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "config.json").write_text(GPT2)
     for value in ("nan", "inf"):
-        code, _, _ = run("config.json", "--min-slowdown", value, cwd=tmp_path)
-        err = capsys.readouterr().err
+        code, _, err = run("config.json", "--min-slowdown", value, cwd=tmp_path)
+        err += capsys.readouterr().err
         assert code == 2 and "argument --min-slowdown: expected a finite number" in err
 
 
