@@ -591,6 +591,40 @@ def test_hostile_baselines_are_one_line(tmp_path: Path, text: str, needle: str) 
     one_line_error(code, out, err, "baseline.json", needle)
 
 
+# -- 12. a large baseline's unused entries are reported in linear time ---------------------------
+
+
+def test_unused_baseline_entries_read_the_baseline_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failure 12: a 30k-entry baseline with ``--report-unused-ignores`` took 254 s (10k:
+    25 s): the baseline file was read and indexed again for each unused entry."""
+    from shapelint.engine.baseline import Baseline
+
+    reads = []
+    text_of = Baseline._text
+
+    def counted(self: Baseline) -> str:
+        reads.append(self.path)
+        return text_of(self)
+
+    monkeypatch.setattr(Baseline, "_text", counted)
+    (tmp_path / "config.json").write_text(GPT2)
+    entries = [
+        {"path": "config.json", "code": "SL101", "config": "", "key": f"k{i}", "value": i}
+        for i in range(2000)
+    ]
+    lines = ",\n".join("    " + json.dumps(e) for e in entries)
+    (tmp_path / "baseline.json").write_text(f'{{"version": 1, "findings": [\n{lines}\n]}}\n')
+    code, out, err = run(
+        "config.json", "--baseline", "baseline.json", "--report-unused-ignores", cwd=tmp_path
+    )
+    assert code == 1, err
+    assert out.count("baseline entry matches no finding") == 2000
+    assert "baseline.json:2001:5:" in out  # the last entry, on its own line
+    assert len(reads) == 1
+
+
 # -- 10, 14. a dim of 1e308 or 2**63 is SL002, never an OverflowError or a hang ---------------
 
 HUGE = '{"hidden_size": 1e308, "num_attention_heads": 12, "num_hidden_layers": 2, ' + (
