@@ -27,7 +27,8 @@ picked by ``MODEL_SIZE`` or a debug switch).
 Flags kept in an option string, ``GPT_ARGS="--num-layers $NLAYERS …"`` passed on as
 ``$GPT_ARGS``, are read where the string is assigned: a double-quoted string expands its
 variables there; a single-quoted one expands them where it is used, so a value holding ``$``
-is unknown.
+is unknown. A string written in parts, ``"--tokenizer-model "$TOK" --num-layers 24"``, is one
+string as the shell joins it.
 
 Inside ``case … esac`` a word followed by ``)`` or ``|`` is a pattern (a script's own
 argument parser: ``--seq-length) SEQ=$2 ;;``), not a flag.
@@ -67,6 +68,9 @@ class _Word:
     value_start: int  # offset of the text inside quotes
     value_end: int
     quoted: bool = False
+    # A word of an option string whose ``$`` sits inside single quotes: expanded where the
+    # string is used, not where it is assigned (unknown to the reader).
+    literal: bool = False
 
 
 # A token is a word, or one of "\n" (end of a line: ends a flag's value) and ";" (end of a
@@ -109,13 +113,53 @@ def _tokens(text: str) -> list[_Token]:
 
 
 def _string_words(text: str, start: int, end: int) -> list[_Word]:
-    """The words of the quoted string ``text[start:end]`` as the shell splits it when the
-    variable that holds it is expanded unquoted (``$GPT_ARGS``): at blanks and newlines, a
-    ``\\`` before a newline dropped; quotes and separators inside it are plain characters."""
+    """The words of the value ``text[start:end]`` of an option string as the shell splits it
+    when the variable that holds it is expanded unquoted (``$GPT_ARGS``): at blanks and
+    newlines, a ``\\`` before a newline dropped. The value is one or more quoted strings and
+    unquoted expansions written together (``"--tokenizer-model "$TOK" --num-layers 24"`` is
+    one string holding ``$TOK``'s value): the quotes between them are no part of the words,
+    and quotes and separators inside them are plain characters. A word whose ``$`` is inside
+    single quotes is ``literal`` (expanded only where the string is used)."""
+    # (character, offset, inside single quotes, inside an unquoted expansion)
+    chars: list[tuple[str, int, bool, bool]] = []
+    i = start
+    while i < end:
+        c = text[i]
+        if c in "'\"":
+            after = min(_skip_quote(text, i), end)
+            close = after - 1 if after - 1 > i and text[after - 1] == c else after
+            chars.extend((text[j], j, c == "'", False) for j in range(i + 1, close))
+            i = after
+        elif c == "$" and text[i + 1 : i + 2] in ("{", "("):
+            stop = min(_skip_expansion(text, i), end)
+            chars.extend((text[j], j, False, True) for j in range(i, stop))
+            i = stop
+        else:
+            chars.append((c, i, False, False))
+            i += 1
     out: list[_Word] = []
-    for m in re.finditer(r"(?:[^\s\\]|\\(?!\r?\n))+", text[start:end]):
-        at, stop = start + m.start(), start + m.end()
-        out.append(_Word(text[at:stop], at, stop, at, stop))
+    run: list[tuple[str, int, bool, bool]] = []
+
+    def flush() -> None:
+        if run:
+            at, stop = run[0][1], run[-1][1] + 1
+            word = "".join(ch for ch, *_ in run)
+            literal = any(ch == "$" and single for ch, _, single, _ in run)
+            out.append(_Word(word, at, stop, at, stop, literal=literal))
+            run.clear()
+
+    k = 0
+    while k < len(chars):
+        ch, _, _, glued = chars[k]
+        nxt = chars[k + 1][0] if k + 1 < len(chars) else ""
+        crlf = nxt == "\r" and k + 2 < len(chars) and chars[k + 2][0] == "\n"
+        continuation = ch == "\\" and (nxt == "\n" or crlf)
+        if not glued and (ch.isspace() or continuation):
+            flush()
+        else:
+            run.append(chars[k])
+        k += 1
+    flush()
     return out
 
 
@@ -303,16 +347,15 @@ def _flag(
     i: int,
     tok: _Word,
     flags: _Flags,
-    expand: bool = True,
     known: bool = True,
 ) -> int:
     """Records ``tok`` when it is a ``--flag`` (its value ``--flag=value``, the next word, or
-    True for a switch); the index of the token after what it used. Without ``expand`` (a
-    single-quoted string, expanded where it is used) a value holding ``$`` is unknown; without
+    True for a switch); the index of the token after what it used. A value whose ``$`` an option
+    string's single quotes keep (expanded where the string is used) is unknown; without
     ``known`` (a flag that may not be passed) every value is."""
 
     def scalar(word: _Word) -> Scalar:
-        if not expand and "$" in word.text:
+        if word.literal and "$" in word.text:
             span = reader.span(word.start, word.end)
             return Scalar(None, span, expression=word.text, known=False)
         return reader.scalar(word)
@@ -323,7 +366,7 @@ def _flag(
     key_span = reader.span(tok.start, tok.start + len(name))
     if inline or tok.text.endswith("="):
         at = tok.start + len(name) + 1
-        value = scalar(_Word(inline, at, tok.end, at, tok.end, tok.quoted))
+        value = scalar(_Word(inline, at, tok.end, at, tok.end, tok.quoted, literal=tok.literal))
     else:
         nxt = tokens[i] if i < len(tokens) else None
         if (isinstance(nxt, _Word) and not nxt.text.startswith("-")) or (
@@ -354,10 +397,9 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
     for an ``8x7B`` ``$MODEL_SIZE``)."""
     text = reader.text
     at = text.find("=", word.start, word.end) + 1
-    quote = text[at : at + 1]
-    if quote not in ("'", '"') or _skip_quote(text, at) != word.end or word.end - at < 2:
-        return  # not exactly one quoted string
-    words = _string_words(text, at + 1, word.end - 1)
+    if text[at : at + 1] not in ("'", '"') or word.end - at < 2:
+        return  # not a quoted string
+    words = _string_words(text, at, word.end)
     if not any(_FLAG.match(w.text.partition("=")[0]) for w in words):
         return
     tokens: list[_Token] = list(words)
@@ -366,7 +408,7 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
         tok = tokens[i]
         i += 1
         assert isinstance(tok, _Word)
-        i = _flag(reader, tokens, i, tok, flags, expand=quote == '"', known=not conditional)
+        i = _flag(reader, tokens, i, tok, flags, known=not conditional)
 
 
 def parse_shell(path: str, text: str) -> Document:
