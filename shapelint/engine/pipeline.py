@@ -30,7 +30,7 @@ from shapelint.engine.reading import read_failure, read_source
 from shapelint.engine.results import FileResult, Suppressed
 from shapelint.engine.selection import matches, selected, with_severity
 from shapelint.engine.target import fixed_target, resolve_target
-from shapelint.readers import parse
+from shapelint.engine.tree import parse_in_tree
 from shapelint.rules import REGISTRY, config_rules, rules_of
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ def lint_source(
             return hit
     try:
         with cpu_limit(options.budget.max_seconds_per_file):
-            doc = parse(source.path, data, source.kind, options.budget)
+            doc = parse_in_tree(source.path, data, source.kind, options.budget)
             result = _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
         if key is not None and cache is not None:
             cache.put(key, result)
