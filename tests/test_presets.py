@@ -196,10 +196,43 @@ def test_a_python_config_naming_a_classmethod_preset(project: Path) -> None:
     assert (dims["ffn"], dims["layers"], dims["vocab"]) == (16384, 18, 256128)
 
 
-def test_a_preset_nobody_defines_reads_nothing(project: Path) -> None:
+def sl009(result: dict[str, list[dict[str, object]]]) -> list[dict[str, object]]:
+    return [f for f in result["findings"] if f["code"] == "SL009"]
+
+
+def test_a_preset_nobody_defines_reads_nothing_and_is_named(project: Path) -> None:
     yaml = project / "projects/lm/lm_1000.yaml"
     yaml.write_text(LM_YAML.replace('"lm-1000"', '"lm-9000"'))
-    assert check(yaml, "--no-cache")["configs"] == []
+    result = check(yaml, "--no-cache")
+    assert result["configs"] == []
+    [notice] = sl009(result)
+    assert "names the preset lm-9000 (model.language_modeling.general_lm.model_name)" in str(
+        notice["message"]
+    )
+    assert notice["path"] == str(yaml)
+    assert LM_YAML.splitlines()[int(str(notice["line"])) - 1].strip() == 'model_name: "lm-1000"'
+
+
+def test_a_preset_read_through_is_not_named(project: Path) -> None:
+    assert sl009(check(project / "projects/lm/lm_1000.yaml", "--no-cache")) == []
+    assert sl009(check(project / "examples/lm/configs/default.py", "--no-cache")) == []
+
+
+def test_a_python_config_naming_a_missing_preset_is_named(project: Path) -> None:
+    default = project / "examples/lm/configs/default.py"
+    default.write_text(DEFAULT_PY.replace('"lm_2b"', '"lm_7b"'))
+    [notice] = sl009(check(default, "--no-cache"))
+    assert "names the preset lm_7b (transformer_name)" in str(notice["message"])
+
+
+def test_a_name_set_inside_a_function_is_code_not_a_config(tmp_path: Path) -> None:
+    # an eval helper picks a hub model by name inside a function: code, no notice
+    script = (
+        "def build_evaluator(seed):\n"
+        '    return Evaluator(EvalConfig(model_name="gpt2", batch_size=4), seed)\n'
+    )
+    write(tmp_path, {"pyproject.toml": "", "evaluate.py": script})
+    assert sl009(check(tmp_path / "evaluate.py", "--no-cache")) == []
 
 
 def test_nothing_outside_the_project_is_searched(tmp_path: Path) -> None:
@@ -226,7 +259,8 @@ def test_two_different_presets_of_one_name_are_not_guessed(project: Path) -> Non
     other = GENERAL_LM.replace("hidden_size=1000", "hidden_size=4096")
     write(project, {"mylib/models/other_lm.py": other})
     engine_presets._index.cache_clear()
-    assert check(yaml, "--no-cache")["configs"] == []
+    result = check(yaml, "--no-cache")
+    assert result["configs"] == [] and len(sl009(result)) == 1
     # the same preset written twice (a copy for another backend) is one preset
     write(project, {"mylib/models/other_lm.py": GENERAL_LM.replace('"lm-tiny"', '"lm-small"')})
     engine_presets._index.cache_clear()
