@@ -213,6 +213,17 @@ def test_a_preset_nobody_defines_reads_nothing_and_is_named(project: Path) -> No
     assert LM_YAML.splitlines()[int(str(notice["line"])) - 1].strip() == 'model_name: "lm-1000"'
 
 
+def test_shape_keys_beside_an_unread_preset_get_their_own_notice(project: Path) -> None:
+    yaml = project / "projects/lm/lm_1000.yaml"
+    text = LM_YAML.replace('"lm-1000"', '"lm-9000"').replace(
+        "      vocab_size:",
+        "      hidden_size: 2048\n      ffn_hidden_size: 8192\n      vocab_size:",
+    )
+    yaml.write_text(text)
+    [notice] = sl009(check(yaml, "--no-cache"))
+    assert "hidden_size" in str(notice["message"]) and "lm-9000" not in str(notice["message"])
+
+
 def test_a_preset_read_through_is_not_named(project: Path) -> None:
     assert sl009(check(project / "projects/lm/lm_1000.yaml", "--no-cache")) == []
     assert sl009(check(project / "examples/lm/configs/default.py", "--no-cache")) == []
@@ -311,6 +322,7 @@ def test_a_file_stating_its_shape_is_not_read_through_a_preset(project: Path) ->
         ("preset", True),
         ("model.arch_variant", True),
         ("run_name", False),
+        ("model_train_name", False),  # NeMo-Framework-Launcher's run name
         ("dataset_name", False),
         ("tokenizer_name", False),
         ("model_type", False),  # a family (Hugging Face's), not a preset

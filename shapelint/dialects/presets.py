@@ -9,7 +9,7 @@ Python candidate a name means (`names_preset`), and the mapping the config then 
 (`through`). Finding the module is file-system work, the engine's (`shapelint.engine.presets`).
 
 A key names a preset when its words (``model_name``, ``transformerName``, ``arch-variant``)
-end in a naming word (`NAMING_WORDS`) after a word for the model (`MODEL_WORDS`), or are one
+end in a naming word (`NAMING_WORDS`) right after a word for the model (`MODEL_WORDS`), or are one
 bare preset word (``preset``, ``arch``); its value is a string that reads as a name
 (letters, digits, ``_ . -``; not a number, not a path or a hub id with ``/``). A Python
 candidate names the preset when its name is the value, ends in ``.value`` (a function or
@@ -78,9 +78,8 @@ def names_a_preset(key: str) -> bool:
     words = key_words(key)
     if words in BARE:
         return True
-    return (
-        len(words) >= 2 and words[-1] in NAMING_WORDS and any(w in MODEL_WORDS for w in words[:-1])
-    )
+    # the naming word right after the model word: ``model_train_name`` names a run
+    return len(words) >= 2 and words[-1] in NAMING_WORDS and words[-2] in MODEL_WORDS
 
 
 def preset_name(value: object) -> str | None:

@@ -10,8 +10,8 @@ shapelint says so, names the keys it saw and prints the settings line that would
 
 A file that names its model's preset instead (``model_name: "OpenELM-270M"``; which keys name
 one: `shapelint.dialects.presets`) is read through it when a Python module of the same project
-defines it; when none does (or more than one, differently), SL009 names the preset and the key,
-whatever shape keys the file holds beside it.
+defines it; when none does (or more than one, differently), SL009 names the preset and the key
+(a file that also holds the shape keys above gets their message instead).
 
 Source: shapelint's own contract ("noticed, not silent"); the settings key map (`[tool.shapelint.keys]`, docs/reading.md).
 """
@@ -107,11 +107,10 @@ def check_document(
     if any(looks_like_model({d: v for d, v in c.dims.items() if v.known}) for c in configs):
         return
     found = shape_keys(doc, keys)
-    named = _unread_preset(doc)
-    if named is not None:
-        yield named
-        return
     if not enough_shape_keys(found):
+        named = _unread_preset(doc)
+        if named is not None:
+            yield named
         return
     first = found[0]
     paths = [k.path for k in found]
