@@ -6,12 +6,18 @@ parent has decided every file's options and imported the readers the files need,
 start with everything loaded and nothing needs pickling on the way in; on the way back a
 result travels without its parsed tree (`cache.lite`). Where ``fork`` is not available
 (Windows) the files are linted in this process.
+
+Ctrl-C is the parent's alone: a terminal sends SIGINT to every process of the foreground group,
+so workers ignore it (they are forked with SIGINT blocked and ignore it before unblocking, so
+no moment is left in which one could print a traceback); the parent's KeyboardInterrupt ends
+the pool, which terminates them.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -73,11 +79,22 @@ def _one(index: int) -> bytes | InternalError | None:
     return dumps(outcome) if isinstance(outcome, FileResult) else outcome
 
 
+def _worker_start() -> None:
+    """Pool initializer: ignore SIGINT (the parent ends the pool), then let signals in."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A SIGINT that arrived while it was blocked is discarded once ignored.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def lint_parallel(
-    items: Sequence[Item], jobs: int, cache: LintCache | None, lint_one: LintOne
+    items: Sequence[Item],
+    jobs: int,
+    cache: LintCache | None,
+    lint_one: LintOne,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FileResult | InternalError]:
     """Lint ``items`` with ``lint_one`` on ``jobs`` forked workers; outcomes in the order of
-    ``items``."""
+    ``items``, ``progress(done, total)`` called as they arrive."""
     import multiprocessing
     import pickle
 
@@ -88,12 +105,21 @@ def lint_parallel(
             if kind == "python":
                 importlib.import_module("libcst")
     _ITEMS, _CACHE, _LINT = items, cache, lint_one
+    # Fork with SIGINT blocked (workers and the pool's threads inherit the mask); a Ctrl-C
+    # meanwhile waits for the unblock below, inside ``with``, which then ends the pool.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         ctx = multiprocessing.get_context("fork")
         chunk = max(1, min(16, len(items) // (jobs * 8)))
-        with ctx.Pool(jobs) as pool:
-            returned = pool.map(_one, range(len(items)), chunksize=chunk)
+        with ctx.Pool(jobs, initializer=_worker_start) as pool:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            returned = []
+            for got in pool.imap(_one, range(len(items)), chunksize=chunk):
+                returned.append(got)
+                if progress is not None:
+                    progress(len(returned), len(items))
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         _ITEMS, _CACHE, _LINT = (), None, None
     outcomes: list[FileResult | InternalError] = []
     for (source, options), got in zip(items, returned, strict=True):
