@@ -954,3 +954,33 @@ def test_recursion_and_long_chains_stay_within_the_budget() -> None:
     assert "loop" not in [c.name for c in doc.candidates] or values(cand(doc, "loop").root) == {
         "x": 1
     }
+
+
+def test_an_instance_holding_only_the_class_defaults_is_the_class_config() -> None:
+    # google/flax examples/gemma/configs/default.py (18f8f311): ``get_config`` returns
+    # ``TrainConfig()`` unchanged, the class's own defaults: one config (the class), not two.
+    doc = py(
+        """
+        import dataclasses
+
+        @dataclasses.dataclass(unsafe_hash=True)
+        class TrainConfig:
+          num_train_steps: int = 500_000
+          num_layers: int = 18
+
+        def get_config():
+          config = TrainConfig()
+          return config
+
+        def get_small_config():
+          config = TrainConfig()
+          config.num_layers = 4
+          return config
+        """
+    )
+    names = [c.name for c in doc.candidates]
+    assert "get_config" not in names and "TrainConfig" in names
+    assert values(cand(doc, "get_small_config").root) == {
+        "num_train_steps": 500000,
+        "num_layers": 4,
+    }

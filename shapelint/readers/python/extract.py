@@ -432,8 +432,8 @@ class Reader(FlowReader):
     def add_object(self, obj: Obj, label: str, builder: bool) -> None:
         """A config object a function builds (returns, or fills as its architecture
         parameter), when it is known and states a value."""
-        if obj.opaque:
-            return
+        if obj.opaque or (obj.pristine is not None and obj.signature() == obj.pristine):
+            return  # ``return TrainConfig()``: the class's defaults, its own candidate
         entries = list(obj.values.items())
         if (
             obj.kind == "dict"

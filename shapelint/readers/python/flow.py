@@ -1277,6 +1277,8 @@ class FlowReader(ClassReader):
                 obj.set(entry.key, entry.key_span, mark_shared(entry.value))
         for method in fields.methods:
             self.property_into(obj, method, frame)
+        if not call.args:
+            obj.pristine = obj.signature()
         return obj
 
     def property_into(self, obj: Obj, method: Function, frame: Frame) -> None:

@@ -41,6 +41,9 @@ class Obj:
     # The object as it was when code the reader cannot follow first received it (``train(
     # config)`` at the end of ``main()``): the config that code was given.
     handed: Obj | None = None
+    # What an instance made by a call without arguments held (the class defaults only): while
+    # it still holds exactly that, it is the class's own config, not another one.
+    pristine: tuple[object, ...] | None = None
 
     def set(self, key: str, key_span: Span, value: Node | Obj) -> None:
         """Set ``key`` (a key set again keeps its first place, as a dict does)."""
