@@ -46,6 +46,8 @@ from shapelint.core.source import Candidate, Document, Scalar
 from shapelint.dialects import (
     axolotl,
     deepspeed,
+    easylm,
+    fairseq,
     foundry,
     gptfast,
     hf,
@@ -63,6 +65,7 @@ from shapelint.dialects import (
     neutral,
     olmo,
     openlm,
+    tensor2tensor,
     titan_models,
     torchtitan,
     torchtune,
@@ -100,7 +103,9 @@ DIALECTS: list[Dialect] = [
 # Every dialect module. Each may declare what it teaches the readers (``READER_HOOKS``, a
 # `shapelint.readers.hooks.ReaderHooks`), registered here, before any file is read, and what
 # its framework implies for the rules (``TRAITS``, given to every config it names).
-MODULES: tuple[object, ...] = (*DIALECTS, hf, neutral)
+# tensor2tensor, fairseq and EasyLM only teach the Python reader their helpers (their keys are
+# the key lexicon's).
+MODULES: tuple[object, ...] = (*DIALECTS, hf, neutral, tensor2tensor, fairseq, easylm)
 _TRAITS: dict[str, Traits] = {}
 for _module in MODULES:
     _hooks = getattr(_module, "READER_HOOKS", None)
