@@ -11,7 +11,8 @@ shapelint says so, names the keys it saw and prints the settings line that would
 A file that names its model's preset instead (``model_name: "OpenELM-270M"``; which keys name
 one: `shapelint.dialects.presets`) is read through it when a Python module of the same project
 defines it; when none does (or more than one, differently), SL009 names the preset and the key
-(a file that also holds the shape keys above gets their message instead).
+if the key's path has a word for the model (``model_name``, ``model.arch``; a bare ``arch`` is
+as often data), and a file that also holds the shape keys above gets their message instead.
 
 Source: shapelint's own contract ("noticed, not silent"); the settings key map (`[tool.shapelint.keys]`, docs/reading.md).
 """
@@ -149,6 +150,18 @@ def preset_message(key: str, name: str) -> str:
     )
 
 
+def _says_model(key: str) -> bool:
+    """Whether a preset key's path has a word for the model (``model_name``, ``model.arch``):
+    a bare ``arch`` or ``preset`` elsewhere is read through a preset when one is defined, but
+    without one it is as likely data (``{"arch": "Architecture_and_Engineering"}``) as a
+    model's name, and the notice would be noise."""
+    from shapelint.dialects.presets import MODEL_WORDS, key_words
+
+    return any(
+        w in MODEL_WORDS - {"arch", "architecture"} for p in key.split(".") for w in key_words(p)
+    )
+
+
 def _unread_preset(doc: Document) -> Finding | None:
     """SL009 at the first key of ``doc`` that names a preset (the engine found none to read
     through, since no complete config came out)."""
@@ -156,7 +169,7 @@ def _unread_preset(doc: Document) -> Finding | None:
 
     # a value built inside a Python function body is code, not a config (as in `shape_keys`)
     configs = [c for c in doc.candidates if not (doc.format == "python" and " (in " in c.name)]
-    ref = next(references(configs), None)
+    ref = next((r for r in references(configs) if _says_model(r.key)), None)
     if ref is None:
         return None
     return Finding(
