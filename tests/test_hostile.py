@@ -20,7 +20,16 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from hostile import GPT2, SIDE_EFFECT_MARKER, build
+from hostile import (
+    GPT2,
+    GPT2_CLASS,
+    KEYS,
+    SIDE_EFFECT_MARKER,
+    build,
+    fstring_bomb,
+    lambda_chain,
+    not_chains,
+)
 
 from shapelint.cli.main import main
 from shapelint.core.limits import Budget, check_python
@@ -42,6 +51,22 @@ def run(*argv: str, cwd: Path | None = None) -> tuple[int, str, str]:
     finally:
         os.chdir(old)
     return code, out.getvalue(), err.getvalue()
+
+
+def shapelint(*argv: str, cwd: Path, timeout: float = 300) -> tuple[int, str, str]:
+    """``shapelint ARGV`` as a user runs it, in a fresh process: an input that crashes or
+    hangs the run fails the test instead of taking the test process with it."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "shapelint", *argv],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"shapelint {' '.join(argv)} ran past {timeout} s") from None
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def findings_by_path(out: str) -> dict[str, list[dict[str, object]]]:
@@ -638,3 +663,94 @@ def test_cpu_limit_is_not_swallowed_by_a_reader(
     (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
     code, out, _ = run("model.py", cwd=tmp_path)
     assert code == 1 and "more than 0.5 s of CPU time" in out
+
+
+# -- parsing in a worker (issue 26, failures 6 and 7) --------------------------------------------
+
+BOMBS = {
+    "fstring": KEYS + fstring_bomb(),  # segfaults libcst
+    "lambda": KEYS + lambda_chain(),  # segfaults libcst, or takes gigabytes first
+}
+
+
+def _bomb_tree(root: Path, bomb: str) -> Path:
+    root.mkdir()
+    (root / "bomb.py").write_text(BOMBS[bomb])
+    for i in range(3):
+        (root / f"c{i}.json").write_text(GPT2)
+    return root
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_parser_crash_is_one_finding_and_the_run_goes_on(
+    tmp_path: Path, bomb: str, jobs: str
+) -> None:
+    """Failure 6: libcst crashed natively and the whole run died (with --jobs 2 it hung)."""
+    root = _bomb_tree(tmp_path / "t", bomb)
+    code, out, err = shapelint(".", "--format", "json", "--jobs", jobs, cwd=root)
+    assert code == 1, err
+    assert "Traceback" not in err and "internal error" not in err
+    by = findings_by_path(out)
+    (problem,) = by["bomb.py"]
+    assert problem["code"] == "SL000"
+    assert any(
+        reason in str(problem["message"])
+        for reason in ("the Python parser crashed on this file (signal", "MB of memory")
+    ), problem
+    for i in range(3):
+        assert [f["code"] for f in by[f"c{i}.json"]] == ["SL101"]
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_fix_goes_on_past_a_parser_crash(tmp_path: Path, bomb: str) -> None:
+    """Failure 6: "--fix fixes nothing" when a file in the tree crashed the parser."""
+    root = _bomb_tree(tmp_path / "t", bomb)
+    code, out, err = shapelint("--fix", ".", cwd=root)
+    assert code == 1 and "bomb.py:1:1: SL000" in out, err
+    for i in range(3):
+        assert '"vocab_size": 50304' in (root / f"c{i}.json").read_text()
+
+
+def test_a_base_class_that_crashes_the_parser_costs_only_that_base(tmp_path: Path) -> None:
+    """Failure 6: the run died when the crashing file was only a base class read for
+    inheritance; now the base is unreadable (open), the subclass is linted."""
+    (tmp_path / "base.py").write_text(KEYS + fstring_bomb() + "class Base:\n    pass\n")
+    (tmp_path / "model.py").write_text(GPT2_CLASS)
+    code, out, err = shapelint("model.py", "--format", "json", cwd=tmp_path)
+    assert code == 1, err
+    assert [f["code"] for f in findings_by_path(out)["model.py"]] == ["SL101"]
+    code, out, _ = shapelint(".", "--format", "json", "--jobs", "2", cwd=tmp_path)
+    by = findings_by_path(out)
+    assert [f["code"] for f in by["model.py"]] == ["SL101"]
+    assert [f["code"] for f in by["base.py"]] == ["SL000"]
+
+
+def test_python_memory_bomb_stops_at_the_memory_limit(tmp_path: Path) -> None:
+    """Failure 7: a 150 KB Python file within every pre-check took 31 s and 7.5 GB; the
+    worker's address-space limit stops it."""
+    (tmp_path / "model.py").write_text(KEYS + not_chains())
+    (tmp_path / "config.json").write_text(GPT2)
+    # The run's peak memory, its worker's included: the largest resident size of any process
+    # the wrapper waited for (a process's own waited-for children count in its figure).
+    wrapper = (
+        "import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:]).returncode\n"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024\n"
+        "print(f'peak {peak}', file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", wrapper, sys.executable, "-m", "shapelint", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    code, out, err = proc.returncode, proc.stdout, proc.stderr
+    assert time.monotonic() - start < 120
+    assert int(err.split("peak ")[-1]) < 2048 + 512  # MB: the worker's limit, and the parent
+    assert code == 1, err
+    assert "model.py:1:1: SL000 [error] too complex to read statically: more than 2048 MB" in out
+    assert "config.json:5:17: SL101" in out

@@ -114,8 +114,12 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse printed the usage error
         return 2 if exc.code else 0
+    from shapelint.core import sandbox
+
     try:
-        return int(_command(args.command or "check").run(args, out, err))
+        # One parsing worker for the whole command (lint, fix, re-lint), forked on first need.
+        with sandbox.session():
+            return int(_command(args.command or "check").run(args, out, err))
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
         return 2

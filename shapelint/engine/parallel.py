@@ -55,10 +55,10 @@ def auto_jobs(n_files: int) -> int:
 
 
 def can_fork() -> bool:
-    """True where worker processes can be forked."""
-    import multiprocessing  # here: it costs a few ms and one-worker runs never need it
+    """True where worker processes can be forked and limited."""
+    from shapelint.core import sandbox
 
-    return "fork" in multiprocessing.get_all_start_methods()
+    return sandbox.available()
 
 
 def _one(index: int) -> bytes | InternalError | None:
@@ -77,9 +77,18 @@ def lint_parallel(
     items: Sequence[Item], jobs: int, cache: LintCache | None, lint_one: LintOne
 ) -> list[FileResult | InternalError]:
     """Lint ``items`` with ``lint_one`` on ``jobs`` forked workers; outcomes in the order of
-    ``items``."""
-    import multiprocessing
+    ``items``.
+
+    The workers are `shapelint.core.sandbox` workers: each file is linted under its CPU-time
+    budget and the memory limit, and a worker that dies on a file (a parser crash, memory,
+    time) makes that file one SL000 finding saying why; a fresh worker takes the next file.
+    """
     import pickle
+
+    from shapelint.core import sandbox
+    from shapelint.engine.isolation import died_message
+    from shapelint.engine.pipeline import unparsed
+    from shapelint.engine.results import InternalError
 
     global _ITEMS, _CACHE, _LINT
     for kind in sorted({source.kind for source, _ in items}):
@@ -89,10 +98,10 @@ def lint_parallel(
                 importlib.import_module("libcst")
     _ITEMS, _CACHE, _LINT = items, cache, lint_one
     try:
-        ctx = multiprocessing.get_context("fork")
-        chunk = max(1, min(16, len(items) // (jobs * 8)))
-        with ctx.Pool(jobs) as pool:
-            returned = pool.map(_one, range(len(items)), chunksize=chunk)
+        calls = [
+            (_one, (i,), opts.budget.max_seconds_per_file) for i, (_, opts) in enumerate(items)
+        ]
+        returned = sandbox.run_pool(calls, jobs)
     finally:
         _ITEMS, _CACHE, _LINT = (), None, None
     outcomes: list[FileResult | InternalError] = []
@@ -101,6 +110,11 @@ def lint_parallel(
             outcomes.append(pickle.loads(got))
         elif got is None:
             outcomes.append(lint_one(source, options, cache))
+        elif isinstance(got, sandbox.Died):
+            message = died_message(source.kind, got, options.budget)
+            outcomes.append(unparsed(source, options, message))
+        elif isinstance(got, sandbox.Raised):
+            outcomes.append(InternalError(source.path, got.error))
         else:
             outcomes.append(got)
     return outcomes

@@ -25,12 +25,12 @@ from shapelint.core.limits import OverTime, cpu_limit
 from shapelint.core.model import Finding, ModelConfig, Target
 from shapelint.core.source import Document, LineIndex, Problem, file_disables, suppression_reason
 from shapelint.engine.discover import SourceFile
+from shapelint.engine.isolation import parse
 from shapelint.engine.options import LintOptions
 from shapelint.engine.reading import read_failure, read_source
 from shapelint.engine.results import FileResult, Suppressed
 from shapelint.engine.selection import matches, selected, with_severity
 from shapelint.engine.target import fixed_target, resolve_target
-from shapelint.readers import parse
 from shapelint.rules import REGISTRY, config_rules, rules_of
 
 if TYPE_CHECKING:
@@ -239,9 +239,23 @@ def lint_source(
             cache.put(key, result)
         return result
     except OverTime as exc:
-        doc = unread_document(source, exc.message)
-        doc.text = data.decode("utf-8", errors="replace")  # for the skip triage
-    return _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
+        return unparsed(source, options, exc.message, data)
+
+
+def unparsed(
+    source: SourceFile, options: LintOptions, message: str, data: bytes | None = None
+) -> FileResult:
+    """The result of a file that was read (``data``, or read again here) but not parsed:
+    its one SL000 finding is ``message`` (over its time, or a worker that died on it). Never
+    cached: time depends on the machine."""
+    if data is None:
+        try:
+            data = read_source(source.path, options.budget)
+        except OSError:
+            data = b""
+    doc = unread_document(source, message)
+    doc.text = data.decode("utf-8", errors="replace")  # for the skip triage
+    return _finish(source, doc, *lint_document_suppressed(doc, options), options, True)
 
 
 def _stale_rule(options: LintOptions, path: str) -> Rule | None:
@@ -281,5 +295,6 @@ __all__ = [
     "lint_document",
     "lint_document_suppressed",
     "lint_source",
+    "unparsed",
     "unread_document",
 ]

@@ -88,6 +88,7 @@ def lint_paths(
         file_options = options(source.path)
         if file_options is not None:
             items.append((source, file_options))
+    from shapelint.core import sandbox
     from shapelint.engine import parallel
 
     workers = parallel.auto_jobs(len(items)) if jobs is None else jobs
@@ -95,7 +96,8 @@ def lint_paths(
     if workers > 1 and parallel.can_fork():
         outcomes = parallel.lint_parallel(items, workers, cache, lint_one)
     else:
-        outcomes = [lint_one(source, file_options, cache) for source, file_options in items]
+        with sandbox.session():  # one parsing worker for the run, forked when a file needs it
+            outcomes = [lint_one(source, file_options, cache) for source, file_options in items]
     for (source, file_options), outcome in zip(items, outcomes, strict=True):
         if isinstance(outcome, InternalError):
             result.errors.append(outcome)

@@ -37,6 +37,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from shapelint.core import sandbox
 from shapelint.core.limits import check_python
 from shapelint.core.source import Entry, decode
 
@@ -246,6 +247,8 @@ class ModuleResolver:
 
         from shapelint.readers.python.extract import Reader
 
+        if sandbox.refused(path):
+            return None  # the parser died on it while this file was read: an open base
         try:
             if os.path.getsize(path) > MAX_BYTES:
                 return None
@@ -253,10 +256,12 @@ class ModuleResolver:
                 text = decode(handle.read())[0]
             if check_python(text) is not None:
                 return None  # over the size/nesting budget: libcst may hang or crash on it
-            module = cst.parse_module(text)
-            positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-            reader: Reader = Reader(path, text, module, positions, self)
-            reader.read()
+            # Noted, so that a worker that dies in here costs this base, not the file.
+            with sandbox.reading(path):
+                module = cst.parse_module(text)
+                positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+                reader: Reader = Reader(path, text, module, positions, self)
+                reader.read()
         except (OSError, UnicodeDecodeError, RecursionError, MemoryError):
             return None
         except Exception:  # libcst's ParserSyntaxError and CSTValidationError: not readable
