@@ -37,6 +37,22 @@ def lambda_chain(count: int = 5_000) -> str:
     return "x = " + "lambda: " * count + "1\n"
 
 
+def many_keys(base: str, count: int) -> str:
+    """The JSON object ``base`` with ``count`` more top-level keys after its own."""
+    extra = "".join(f', "extra_{i}": {i}' for i in range(count))
+    return base.rstrip().rstrip("}").rstrip() + extra + "}\n"
+
+
+def deep_subshell(depth: int = 70) -> str:
+    """A launch script whose ``$(`` nests ``depth`` deep before its ``torchrun`` line (SL101:
+    the vocab padded to 1 is not a multiple of 64)."""
+    return (
+        "#!/bin/bash\nX=" + "$(echo " * depth + "a" + ")" * depth + "\n"
+        "torchrun pretrain_gpt.py --hidden-size 768 --num-attention-heads 12 --num-layers 12 "
+        "--vocab-size 50257 --make-vocab-size-divisible-by 1\n"
+    )
+
+
 def not_chains(lines: int = 40, count: int = 1_900) -> str:
     """``lines`` chains of ``count`` ``not`` (150 KB, every limit of the pre-check kept;
     libcst takes more than 3 GB and 20 s)."""
@@ -119,6 +135,10 @@ def build(root: Path, marker_dir: Path) -> dict[str, str]:
     put("not_chains.py", KEYS + not_chains(), "SL000")
     put("inherit_bomb/base.py", KEYS + fstring_bomb() + "class Base:\n    pass\n", "SL000")
     put("inherit_bomb/model.py", GPT2_CLASS, "good")
+    # Issue 26, failure 20: large but legal files are read, never passed unread.
+    put("many_keys/config.json", many_keys(GPT2, 1_200), "good")
+    put("deep_subshell.sh", deep_subshell(), "SL101")
+    put("huge_vocab.json", many_keys('{"a": 0}', 12_000), "skipped")
     put("big/config.json", GPT2[:-2] + ', "pad": "' + "x" * (3 * 1024 * 1024) + '"}', "SL000")
     (root / ".shapelint.toml").write_text('max-file-size-mb = 2\nselect = ["SL0", "SL101"]\n')
 

@@ -26,8 +26,10 @@ from hostile import (
     KEYS,
     SIDE_EFFECT_MARKER,
     build,
+    deep_subshell,
     fstring_bomb,
     lambda_chain,
+    many_keys,
     not_chains,
 )
 
@@ -754,3 +756,38 @@ def test_python_memory_bomb_stops_at_the_memory_limit(tmp_path: Path) -> None:
     assert code == 1, err
     assert "model.py:1:1: SL000 [error] too complex to read statically: more than 2048 MB" in out
     assert "config.json:5:17: SL101" in out
+
+
+# -- no silent pass (issue 26, failures 19 and 20) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("config.json", many_keys(GPT2, 1_200), "config.json:5:17: SL101"),
+        ("train.sh", deep_subshell(), "train.sh:3:"),
+        ("deeper.sh", deep_subshell(20_000), "deeper.sh:3:"),
+    ],
+)
+def test_large_but_legal_files_are_read(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
+    """Failure 20: a config.json with more than 1,000 top-level keys, and a script whose ``$(``
+    nests 70 deep before its torchrun line, were "All checks passed (0 configs in 1 file)"."""
+    (tmp_path / name).write_text(text)
+    for target in (name, "."):
+        code, out, err = run(target, cwd=tmp_path)
+        assert code == 1 and err == "", out
+        assert out.startswith(expected) and " SL101 " in out.splitlines()[0], out
+        assert "in 1 config in 1 file" in out
+
+
+def test_a_config_too_large_to_read_says_so(tmp_path: Path) -> None:
+    """Failure 20: past what is read one key at a time, the file is SL000, not a pass."""
+    (tmp_path / "config.json").write_text(many_keys(GPT2, 12_000))
+    code, out, _ = run("config.json", cwd=tmp_path)
+    assert code == 1 and "All checks passed" not in out
+    assert out.startswith(
+        "config.json:1:1: SL000 [error] too large to read as a config: 12004 keys at the top "
+        "level (at most 10000 are read one by one)"
+    )
