@@ -791,3 +791,17 @@ def test_a_config_too_large_to_read_says_so(tmp_path: Path) -> None:
         "config.json:1:1: SL000 [error] too large to read as a config: 12004 keys at the top "
         "level (at most 10000 are read one by one)"
     )
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text", "github"])
+def test_a_value_the_output_cannot_encode_is_escaped(tmp_path: Path, fmt: str) -> None:
+    """Found by the fuzz campaign (fuzz/campaign.py, JSON): a JSON string ``"\\ud800"`` is a
+    lone surrogate, which UTF-8 output cannot encode: it was an internal error (exit 2)."""
+    (tmp_path / "config.json").write_text(
+        '{"n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": "\\ud800"}\n'
+    )
+    code, out, err = shapelint("config.json", "--format", fmt, cwd=tmp_path)
+    assert (code, err) == (1, "")
+    if fmt == "json":
+        (finding,) = json.loads(out)["findings"]
+        assert finding["code"] == "SL002" and finding["value"] == "\ud800"

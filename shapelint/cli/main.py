@@ -100,6 +100,11 @@ def main(
 def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+    if out is sys.stdout and hasattr(out, "reconfigure"):
+        # A value read from a file can hold what the terminal cannot encode (a JSON string
+        # "\ud800" is a lone surrogate): escaped, as stderr escapes it, not an internal error.
+        with contextlib.suppress(AttributeError, ValueError):
+            out.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or (
         args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")
