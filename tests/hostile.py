@@ -159,4 +159,12 @@ def build(root: Path, marker_dir: Path) -> dict[str, str]:
     denied = put("denied/config.json", "{}", "SL000" if os.geteuid() != 0 else "clean")
     denied.chmod(0)
     denied.parent.chmod(stat.S_IRWXU)
+    # Issue 26, failure 19: a directory the walk cannot list is reported (root lists it).
+    if os.geteuid() == 0:
+        put("denied_dir/config.json", GPT2, "good")
+    else:
+        put("denied_dir/config.json", GPT2, "not linted")
+        del expect["denied_dir/config.json"]
+        expect["denied_dir"] = "SL000"
+    (root / "denied_dir").chmod(0)
     return expect

@@ -18,6 +18,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostile import (
@@ -805,3 +806,29 @@ def test_a_value_the_output_cannot_encode_is_escaped(tmp_path: Path, fmt: str) -
     if fmt == "json":
         (finding,) = json.loads(out)["findings"]
         assert finding["code"] == "SL002" and finding["value"] == "\ud800"
+
+
+def test_unreadable_directory_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure 19: a directory the walk cannot list was skipped without a word, even with -v."""
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "config.json").write_text(GPT2)
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "config.json").write_text(GPT2)
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if os.path.basename(os.fspath(path)) == "locked":  # what chmod 000 does to non-root
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, out, err = run(".", cwd=tmp_path)
+    assert code == 1 and err == ""
+    assert (
+        "locked:1:1: SL000 [error] cannot read directory: Permission denied; the files in it "
+        "were not linted" in out
+    )
+    assert os.path.join("open", "config.json") + ":5:17: SL101" in out
+    assert "All checks passed" not in out
+    code, out, _ = run(".", "--format", "json", cwd=tmp_path)
+    assert [f["code"] for f in findings_by_path(out)["locked"]] == ["SL000"]

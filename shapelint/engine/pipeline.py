@@ -203,6 +203,12 @@ def unread_document(source: SourceFile, message: str) -> Document:
     return doc
 
 
+def not_read(source: SourceFile, options: LintOptions, message: str) -> FileResult:
+    """The result of a path that could not be read: its one SL000 finding is ``message``."""
+    doc = unread_document(source, message)
+    return _finish(source, doc, *lint_document_suppressed(doc, options), options, False)
+
+
 def lint_source(
     source: SourceFile,
     options: LintOptions,
@@ -224,8 +230,7 @@ def lint_source(
         try:
             data = read_source(source.path, options.budget)
         except OSError as exc:
-            doc = unread_document(source, read_failure(source.path, exc))
-            return _finish(source, doc, *lint_document_suppressed(doc, options), options, False)
+            return not_read(source, options, read_failure(source.path, exc))
     key = cache.key(source, data, options) if cache is not None else None
     if key is not None and cache is not None:
         hit = cache.get(key, source)
@@ -295,6 +300,7 @@ __all__ = [
     "lint_document",
     "lint_document_suppressed",
     "lint_source",
+    "not_read",
     "unparsed",
     "unread_document",
 ]
