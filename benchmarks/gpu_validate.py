@@ -25,9 +25,24 @@ row with status "error" and the run goes on too):
     decode     greedy decode at batch 1 with a static KV cache (prompt 512, 128 new tokens) on
                the same models, eager and as one CUDA graph per token.
 
+Second-round sections (run only when named in --sections):
+
+    residues   bf16 GEMMs at M 8192 with N = 4096 + r for every r in 0..64 (NT), then K, N or
+               M moved by r in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48} in each layout where that
+               dim is an operand's leading dimension; the forward, dgrad and wgrad GEMMs of the
+               ~1B train model's FFN at widths 5504, 5472, 5464, 5462, 5461, 5460, 5456; tf32
+               NT and bf16 at M 16 at residues 0, 1, 2, 4, 8.
+    unfused    unfused attention's pieces at attention's shapes (bf16, Q/K/V as Megatron's
+               sbhd views and as contiguous bhsd): QK^T (baddbmm), P.V, the four backward
+               bmms, softmax forward (plain, masked_fill + softmax, fp32 scale/mask/softmax)
+               and backward, and the whole path forward and forward+backward with autograd.
+    decode8b   greedy decode at batch 1 (prompt 8, 200 new tokens) of Llama-3-8B's shape (GQA),
+               Llama-2-7B's (MHA) and Llama-3-8B with vocab 128257, eager and CUDA graph.
+
 Files written into --out-dir (flat names): gemm.csv, lmhead.csv, attention.csv, train.csv,
-decode.csv, env.csv and env.json. Every CSV row carries the device name and torch version;
-the columns are listed in benchmarks/README.md. Times are medians over repetitions after
+decode.csv (residues.csv, unfused.csv, decode_large.csv), env.csv and env.json. Every CSV
+row carries the device name and torch version; the columns are listed in
+benchmarks/README.md. Times are medians over repetitions after
 warm-up; on CUDA each repetition is timed with CUDA events around a batch of calls (a CUDA
 graph of the batch for the small GEMMs, so launch overhead is not measured).
 """
@@ -55,9 +70,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-SECTIONS = ("gemm", "lmhead", "attention", "train", "decode")
+# The first round's sections (the default) and the second round's, run by name.
+DEFAULT_SECTIONS = ("gemm", "lmhead", "attention", "train", "decode")
+SECTIONS = (*DEFAULT_SECTIONS, "residues", "unfused", "decode8b")
 # Default cap per section on the GPU, seconds (the expected times are well under these).
-BUDGET_S = {"gemm": 50.0, "lmhead": 30.0, "attention": 60.0, "train": 75.0, "decode": 40.0}
+BUDGET_S = {
+    "gemm": 50.0,
+    "lmhead": 30.0,
+    "attention": 60.0,
+    "train": 75.0,
+    "decode": 40.0,
+    "residues": 60.0,
+    "unfused": 50.0,
+    "decode8b": 80.0,
+}
 COMMON = ["device", "torch"]
 
 
@@ -87,6 +113,17 @@ DECODE_FIELDS = [
     "status",
     "note",
 ]
+UNFUSED_FIELDS = [
+    *SWEEP,
+    *_cols("batch heads seq head_dim qkv_layout piece pass layout a_ld b_ld bytes gbs"),
+    *TIMING,
+]
+DECODE_LARGE_FIELDS = [
+    *MODEL_FIELDS[:6],
+    "kv_heads",
+    *MODEL_FIELDS[6:],
+    *DECODE_FIELDS[len(MODEL_FIELDS) :],
+]
 ENV_FIELDS = ["key", "value", *COMMON]
 OUT_FILES = {
     "gemm": ("gemm.csv", GEMM_FIELDS),
@@ -94,6 +131,9 @@ OUT_FILES = {
     "attention": ("attention.csv", ATTN_FIELDS),
     "train": ("train.csv", TRAIN_FIELDS),
     "decode": ("decode.csv", DECODE_FIELDS),
+    "residues": ("residues.csv", GEMM_FIELDS),
+    "unfused": ("unfused.csv", UNFUSED_FIELDS),
+    "decode8b": ("decode_large.csv", DECODE_LARGE_FIELDS),
 }
 
 
@@ -405,13 +445,16 @@ def _gemm_row(rt: Rt, table: Table, dname: str, case: dict[str, Any], tf32_state
     align = align_class(k if mis == "k" else n) if mis != "none" else align_class(n)
     a_ld = {"NT": k, "NN": k, "TN": m}[layout]
     b_ld = {"NT": k, "NN": n, "TN": n}[layout]
+    dims = {"m": m, "n": n, "k": k}
+    if mis in dims:
+        align = align_class(dims[mis])
     row: dict[str, Any] = {
         "b": 1,
         "m": m,
         "n": n,
         "k": k,
         "dtype": dname,
-        "op": "sweep",
+        "op": case.get("op", "sweep"),
         "layout": layout,
         "mis_dim": mis,
         "align": align,
@@ -716,6 +759,7 @@ class ModelCfg:
     head_dim: int
     ffn: int
     vocab: int
+    kv_heads: int = 0  # key/value heads (GQA); 0 = heads (MHA, the first round's models)
 
 
 def model_variants(quick: bool) -> list[ModelCfg]:
@@ -759,6 +803,7 @@ def build_model(rt: Rt, cfg: ModelCfg, max_pos: int, dtype: Any) -> Any:
     F = torch.nn.functional
     kw = {"device": rt.device, "dtype": dtype}
     h, nh, hd = cfg.hidden, cfg.heads, cfg.head_dim
+    kvh = cfg.kv_heads or nh
 
     def norm(x: Any, w: Any) -> Any:
         if hasattr(F, "rms_norm"):
@@ -776,8 +821,8 @@ def build_model(rt: Rt, cfg: ModelCfg, max_pos: int, dtype: Any) -> Any:
             self.n1 = nn.Parameter(torch.ones(h, **kw))
             self.n2 = nn.Parameter(torch.ones(h, **kw))
             self.wq = nn.Linear(h, nh * hd, bias=False, **kw)
-            self.wk = nn.Linear(h, nh * hd, bias=False, **kw)
-            self.wv = nn.Linear(h, nh * hd, bias=False, **kw)
+            self.wk = nn.Linear(h, kvh * hd, bias=False, **kw)
+            self.wv = nn.Linear(h, kvh * hd, bias=False, **kw)
             self.wo = nn.Linear(nh * hd, h, bias=False, **kw)
             self.w1 = nn.Linear(h, cfg.ffn, bias=False, **kw)
             self.w3 = nn.Linear(h, cfg.ffn, bias=False, **kw)
@@ -787,8 +832,8 @@ def build_model(rt: Rt, cfg: ModelCfg, max_pos: int, dtype: Any) -> Any:
             bsz, t, _ = x.shape
             y = norm(x, self.n1)
             q = self.wq(y).view(bsz, t, nh, hd).transpose(1, 2)
-            k = self.wk(y).view(bsz, t, nh, hd).transpose(1, 2)
-            v = self.wv(y).view(bsz, t, nh, hd).transpose(1, 2)
+            k = self.wk(y).view(bsz, t, kvh, hd).transpose(1, 2)
+            v = self.wv(y).view(bsz, t, kvh, hd).transpose(1, 2)
             q, k = rope(q, cos, sin), rope(k, cos, sin)
             if cache is not None:
                 kc, vc = cache
@@ -796,6 +841,9 @@ def build_model(rt: Rt, cfg: ModelCfg, max_pos: int, dtype: Any) -> Any:
                 vc.index_copy_(2, pos, v)
                 if mask is not None:  # decode: attend over the whole static cache, masked
                     k, v = kc, vc
+            if kvh != nh:  # GQA as gpt-fast runs it: repeat the KV heads, then plain SDPA
+                k = k.repeat_interleave(nh // kvh, dim=1)
+                v = v.repeat_interleave(nh // kvh, dim=1)
             if mask is None:
                 a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             else:
@@ -837,6 +885,8 @@ def build_model(rt: Rt, cfg: ModelCfg, max_pos: int, dtype: Any) -> Any:
 
 def _model_row(cfg: ModelCfg, model: Any = None) -> dict[str, Any]:
     row: dict[str, Any] = asdict(cfg)
+    if not cfg.kv_heads:  # the first round's files have no kv_heads column
+        del row["kv_heads"]
     if model is not None:
         row["params"] = sum(p.numel() for p in model.parameters())
     return row
@@ -972,7 +1022,7 @@ def _decode_variant(rt: Rt, cfg: ModelCfg, prompt: int, gen: int) -> list[dict[s
         model = build_model(rt, cfg, lmax, dtype)
         eager.update(_model_row(cfg, model))
         graph["params"] = eager["params"]
-        shape = (1, cfg.heads, lmax, cfg.head_dim)
+        shape = (1, cfg.kv_heads or cfg.heads, lmax, cfg.head_dim)
         caches = [
             (
                 torch.zeros(shape, device=rt.device, dtype=dtype),
@@ -1037,7 +1087,7 @@ def _decode_variant(rt: Rt, cfg: ModelCfg, prompt: int, gen: int) -> list[dict[s
             status="ok",
         )
         qd = torch.zeros(1, cfg.heads, 1, cfg.head_dim, device=rt.device, dtype=dtype)
-        kd = caches[0][0]
+        kd = caches[0][0].repeat_interleave(cfg.heads // (cfg.kv_heads or cfg.heads), dim=1)
         mask = (ar <= prompt).view(1, 1, 1, lmax)
         eager["note"] = "sdpa default: " + sdpa_choice(torch, qd, kd, kd, attn_mask=mask)
         if not rt.cuda:
@@ -1123,6 +1173,311 @@ def _cache_check(rt: Rt, model: Any, prompt_ids: Any, tokens: list[int], n: int 
         return f"cache vs no-cache greedy tokens equal: {agree}/{n}"
     except Exception as exc:
         return "cache check failed: " + _short(exc)
+
+
+# ----------------------------------------------------------------------------- 6. residues
+# Second round: which misalignments send cuBLAS to its slow kernel family, per operand.
+
+# One residue or more per alignment class of a bf16 dim (x64 ... x2, odd).
+RESIDUES = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)
+# FFN widths of the ~1B train model (hidden 2048): x32, x32, x8, x2, odd, x4, x16.
+FFN_WIDTHS = (5504, 5472, 5464, 5462, 5461, 5460, 5456)
+
+
+def residue_cases(quick: bool) -> Iterator[dict[str, Any]]:
+    """GEMM cases of the residue sweep, most important first (a cut drops the tail).
+
+    1. bf16 NT at M 8192, K 4096, N = 4096 + r for every r in 0..64 (only C's leading
+       dimension moves); 2. bf16 at the coarse residues for each other (layout, dim) pair
+       that moves an operand's leading dimension; 3. the FFN GEMMs of the ~1B train step
+       (forward, dgrad, wgrad of the up and down projections) at widths around 5504;
+       4. tf32 NT and bf16 at M 16 at residues 0, 1, 2, 4, 8.
+    """
+    base, big = (64, 64) if quick else (4096, 8192)
+    fine = range(0, 65, 16) if quick else range(0, 65)
+    coarse = (0, 1, 2, 4, 8) if quick else RESIDUES
+    for r in fine:
+        yield {"dtype": "bf16", "m": big, "n": base + r, "k": base, "layout": "NT", "mis_dim": "n"}
+    for layout, dim in (("NT", "k"), ("NN", "n"), ("NN", "k"), ("TN", "m"), ("TN", "n")):
+        for r in coarse:
+            dims = {"m": big, "n": base, "k": base}
+            dims[dim] += r
+            yield {"dtype": "bf16", **dims, "layout": layout, "mis_dim": dim}
+    tokens, hidden = (64, 32) if quick else (8192, 2048)
+    widths = (192, 171, 172, 170, 168) if quick else FFN_WIDTHS
+    for f in widths:
+        for lin, (din, dout) in (("up", (hidden, f)), ("down", (f, hidden))):
+            # A Linear(din, dout) on X[tokens, din] with W[dout, din]; the FFN width's role.
+            role = "n" if dout == f else "k"
+            yield {
+                "dtype": "bf16",
+                "m": tokens,
+                "n": dout,
+                "k": din,
+                "layout": "NT",
+                "mis_dim": role,
+                "op": f"{lin}-fwd",
+            }
+            yield {
+                "dtype": "bf16",
+                "m": tokens,
+                "n": din,
+                "k": dout,
+                "layout": "NN",
+                "mis_dim": "k" if role == "n" else "n",
+                "op": f"{lin}-dgrad",
+            }
+            yield {
+                "dtype": "bf16",
+                "m": dout,
+                "n": din,
+                "k": tokens,
+                "layout": "TN",
+                "mis_dim": "m" if role == "n" else "n",
+                "op": f"{lin}-wgrad",
+            }
+    for dname, m in (("tf32", big), ("bf16", 8 if quick else 16)):
+        for dim in ("n", "k"):
+            for r in (0, 1, 2, 4, 8):
+                dims = {"m": m, "n": base, "k": base}
+                dims[dim] += r
+                yield {"dtype": dname, **dims, "layout": "NT", "mis_dim": dim}
+
+
+def section_residues(rt: Rt, table: Table, budget: Budget) -> None:
+    torch = rt.torch
+    tf32_state = set_tf32(torch, False)
+    try:
+        for case in residue_cases(rt.quick):
+            budget.check()
+            dname = case.pop("dtype")
+            tf32_state = set_tf32(torch, dname == "tf32")
+            _gemm_row(rt, table, dname, case, tf32_state)
+    finally:
+        set_tf32(torch, False)
+        rt.free()
+
+
+# ----------------------------------------------------------------------------- 7. unfused
+# Second round: the pieces of unfused attention (what Megatron/Transformer Engine run when the
+# fused kernels refuse a head dim), each timed alone, and the whole path with autograd.
+
+
+def unfused_cases(quick: bool) -> Iterator[tuple[int, int, int, int]]:
+    """(batch, heads, seq, head_dim): attention.csv's shapes."""
+    if quick:
+        for d in (16, 20):
+            yield 1, 2, 64, d
+        return
+    for d in (64, 80, 96, 112, 128, 132, 140, 160, 192, 256):
+        yield 4, 32, 2048, d
+
+
+def section_unfused(rt: Rt, table: Table, budget: Budget) -> None:
+    for batch, heads, seq, d in unfused_cases(rt.quick):
+        for qkv_layout in ("sbhd", "bhsd"):
+            budget.check()
+            _unfused_shape(rt, table, budget, batch, heads, seq, d, qkv_layout)
+            rt.free()
+
+
+def _unfused_shape(
+    rt: Rt, table: Table, budget: Budget, batch: int, heads: int, seq: int, d: int, qkv: str
+) -> None:
+    """One (shape, Q/K/V layout): the bmms forward and backward, the softmax variants (once,
+    with the bhsd layout: the scores are contiguous either way) and the whole path.
+
+    ``sbhd`` is Megatron's and Transformer Engine's layout ([s, b·h, d] tensors used through
+    transposed views: leading dimension b·h·d, batch stride d); ``bhsd`` is contiguous
+    [b·h, s, d].
+    """
+    torch = rt.torch
+    dt = rt.dtype("bf16")
+    bh, s = batch * heads, seq
+    scale = 1.0 / math.sqrt(d)
+    torch.manual_seed(0)
+
+    def qkv_tensor() -> Any:
+        if qkv == "sbhd":
+            return torch.randn(s, bh, d, device=rt.device, dtype=dt).transpose(0, 1)
+        return torch.randn(bh, s, d, device=rt.device, dtype=dt)
+
+    q, k, v, dout = (qkv_tensor() for _ in range(4))
+    scores = torch.randn(bh, s, s, device=rt.device, dtype=dt)
+    buf = torch.empty(bh, s, s, device=rt.device, dtype=dt)
+    p = torch.softmax(scores, -1)
+    dp = torch.randn(bh, s, s, device=rt.device, dtype=dt)
+    mask = torch.ones(s, s, device=rt.device, dtype=torch.bool).triu(1)
+    elems = bh * s * s
+    common = {
+        "b": bh,
+        "dtype": "bf16",
+        "batch": batch,
+        "heads": heads,
+        "seq": seq,
+        "head_dim": d,
+        "qkv_layout": qkv,
+    }
+    ld = q.stride(1)  # the row stride of Q, K, V and dO as the bmms see them
+    bmms: list[tuple[str, str, str, tuple[int, int, int], int, int, Callable[[], object]]] = [
+        # (piece, pass, layout, (m, n, k), a_ld, b_ld, fn)
+        (
+            "qk",
+            "fwd",
+            "NT",
+            (s, s, d),
+            ld,
+            ld,
+            lambda: torch.baddbmm(buf, q, k.transpose(1, 2), beta=0.0, alpha=scale),
+        ),
+        ("pv", "fwd", "NN", (s, d, s), s, ld, lambda: torch.bmm(p, v)),
+        ("dp=do.vT", "bwd", "NT", (s, s, d), ld, ld, lambda: torch.bmm(dout, v.transpose(1, 2))),
+        ("dv=pT.do", "bwd", "TN", (s, d, s), s, ld, lambda: torch.bmm(p.transpose(1, 2), dout)),
+        ("dq=ds.k", "bwd", "NN", (s, d, s), s, ld, lambda: torch.bmm(dp, k)),
+        ("dk=dsT.q", "bwd", "TN", (s, d, s), s, ld, lambda: torch.bmm(dp.transpose(1, 2), q)),
+    ]
+    for piece, pss, layout, (m, n, kk), a_ld, b_ld, fn in bmms:
+        budget.check()
+        row = {
+            **common,
+            "m": m,
+            "n": n,
+            "k": kk,
+            "piece": piece,
+            "pass": pss,
+            "layout": layout,
+            "a_ld": a_ld,
+            "b_ld": b_ld,
+        }
+        nbytes = 2 * bh * (m * kk + kk * n + m * n)
+        _unfused_row(rt, table, row, [fn], 2.0 * bh * m * n * kk, nbytes, "bmm")
+
+    if qkv == "bhsd":
+
+        def softmax_fp32() -> object:  # Megatron's softmax_in_fp32 path without its kernel
+            x = scores.float() * scale
+            x.masked_fill_(mask, -10000.0)
+            return torch.softmax(x, -1).to(dt)
+
+        memory: list[tuple[str, str, float, Callable[[], object]]] = [
+            # (piece, pass, bytes moved at the least, fn)
+            ("softmax", "fwd", 4.0 * elems, lambda: torch.softmax(scores, -1)),
+            (
+                "masked_fill+softmax",
+                "fwd",
+                8.0 * elems,
+                lambda: torch.softmax(scores.masked_fill(mask, float("-inf")), -1),
+            ),
+            ("scale+mask+softmax-fp32", "fwd", 4.0 * elems, softmax_fp32),
+            (
+                "softmax_bwd",
+                "bwd",
+                6.0 * elems,
+                lambda: torch._softmax_backward_data(dp, p, -1, dt),
+            ),
+        ]
+        for piece, pss, nbytes, fn in memory:
+            budget.check()
+            row = {**common, "m": s, "n": s, "k": d, "piece": piece, "pass": pss}
+            _unfused_row(rt, table, row, [fn], 0.0, nbytes, "softmax")
+
+    def path(q: Any, k: Any, v: Any) -> Any:
+        x = torch.baddbmm(
+            torch.empty(bh, s, s, device=rt.device, dtype=dt),
+            q,
+            k.transpose(1, 2),
+            beta=0.0,
+            alpha=scale,
+        )
+        return torch.bmm(torch.softmax(x.masked_fill(mask, float("-inf")), -1), v)
+
+    # Leaves with the same strides as q, k, v (sbhd: transposed views of [s, b*h, d]).
+    qg, kg, vg = (t.detach().requires_grad_(True) for t in (q, k, v))
+
+    def fwd() -> object:
+        with torch.no_grad():
+            return path(q, k, v)
+
+    def fwdbwd() -> object:
+        return torch.autograd.grad(path(qg, kg, vg), (qg, kg, vg), dout)
+
+    flops = 4.0 * bh * s * s * d  # the whole s x s product: the unfused path skips nothing
+    for pss, fn, mult in (("fwd", fwd, 1.0), ("fwd+bwd", fwdbwd, 3.0)):
+        budget.check()
+        row = {
+            **common,
+            "m": s,
+            "n": s,
+            "k": d,
+            "piece": "unfused",
+            "pass": pss,
+            "a_ld": ld,
+            "b_ld": ld,
+        }
+        _unfused_row(rt, table, row, [fn], mult * flops, 0.0, "unfused")
+
+
+def _unfused_row(
+    rt: Rt,
+    table: Table,
+    row: dict[str, Any],
+    fns: list[Callable[[], object]],
+    flops: float,
+    nbytes: float,
+    kind: str,
+) -> None:
+    try:
+        t = measure(rt, fns, graph=False)
+        row.update(
+            kind=kind,
+            time_s=t.time_s,
+            tflops=flops / t.time_s / 1e12 if flops else "",
+            bytes=nbytes or "",
+            gbs=nbytes / t.time_s / 1e9 if nbytes else "",
+            method=t.method,
+            inner=t.inner,
+            reps=t.reps,
+            status="ok",
+        )
+    except Exception as exc:
+        row.update(kind="none", status=_status(exc), note=_short(exc))
+        if row["status"] == "oom":
+            rt.free()
+    table.row(**row)
+    _echo(table, row)
+
+
+# ----------------------------------------------------------------------------- 8. decode8b
+# Second round: greedy decode at batch 1 of 7-8B-shaped models (bf16, random weights), the
+# shapes of the published single-stream rates (gpt-fast, torchao: prompt ~5 tokens, 200 new).
+
+
+def large_decode_models(quick: bool) -> list[ModelCfg]:
+    """Llama-3-8B's shape (GQA 32/8), Llama-2-7B's (MHA) and Llama-3-8B with an odd vocab."""
+    if quick:
+        b = ModelCfg("llama3-8b", "reference", "", 64, 2, 4, 16, 224, 320, kv_heads=2)
+        return [
+            b,
+            _v(b, "llama2-7b", "reference", "", ffn=172, vocab=256, kv_heads=4),
+            _v(b, "llama3-8b-vocab321", "vocab", "llama3-8b", vocab=321),
+        ]
+    b = ModelCfg("llama3-8b", "reference", "", 4096, 32, 32, 128, 14336, 128256, kv_heads=8)
+    return [
+        b,
+        _v(b, "llama2-7b", "reference", "", ffn=11008, vocab=32000, kv_heads=32),
+        _v(b, "llama3-8b-vocab128257", "vocab", "llama3-8b", vocab=128257),
+    ]
+
+
+def section_decode8b(rt: Rt, table: Table, budget: Budget) -> None:
+    prompt, gen = (8, 4) if rt.quick else (8, 200)
+    for cfg in large_decode_models(rt.quick):
+        budget.check()
+        rows = _decode_variant(rt, cfg, prompt, gen)
+        for row in rows:
+            table.row(**row)
+            _echo(table, row)
+        rt.free()
 
 
 # ----------------------------------------------------------------------------- env
@@ -1283,8 +1638,8 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
 
 
 _ECHO_KEYS = _cols(
-    "variant mode dtype op layout mis_dim backend pass m n k time_s tflops step_s tokens_per_s"
-    " method inner status"
+    "variant mode dtype op layout mis_dim backend qkv_layout piece pass m n k time_s tflops gbs"
+    " step_s tokens_per_s method inner status"
 )
 
 
@@ -1328,6 +1683,9 @@ RUNNERS: dict[str, Callable[[Rt, Table, Budget], None]] = {
     "attention": section_attention,
     "train": section_train,
     "decode": section_decode,
+    "residues": section_residues,
+    "unfused": section_unfused,
+    "decode8b": section_decode8b,
 }
 
 
@@ -1354,8 +1712,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=10, help="timed repetitions per GEMM/SDPA")
     parser.add_argument(
         "--sections",
-        default=",".join(SECTIONS),
-        help=f"comma-separated subset of {','.join(SECTIONS)}",
+        default=",".join(DEFAULT_SECTIONS),
+        help=f"comma-separated subset of {','.join(SECTIONS)} (default: the first five)",
     )
     parser.add_argument(
         "--max-seconds",

@@ -21,7 +21,9 @@ activation checkpointing. The predicted MFU uses the table's own formula:
 tokens/s/GPU × (6·NumParams + 12·n_layers·d_model·s) / dense peak.
 
 Fitted on the fit rows (``--fit``): the GEMMs' sustained fraction per GPU family, the Triton
-kernel's scale against its figure per family, and the cost of activation checkpointing.
+kernel's scale against its figure per family (both in the GPU table,
+shapelint/hardware/gpus.yaml, ``families``), and the cost of activation checkpointing
+(shapelint/perf/estimate.py).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import dataclasses
 import math
 import statistics
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -165,12 +167,60 @@ def target_of(row: Row, gpu: GPU) -> Target:
     )
 
 
-def predict(rows: list[Row], calibration: StepCalibration = STEP_CALIBRATION) -> list[Prediction]:
-    """The model's prediction for each row."""
+@dataclass(frozen=True)
+class Fitted:
+    """The whole-step constants the fit sets: per GPU family, the GEMMs' sustained fraction
+    and the Triton kernel's scale (the GPU table's ``step_sustained_fraction`` and
+    ``attention_scale``), and the cost of activation checkpointing (perf/estimate.py)."""
+
+    sustained: Mapping[str, float]
+    attention: Mapping[str, float]
+    recompute_cost: float
+
+
+def shipped() -> Fitted:
+    """The constants shapelint ships, for the families of the published rows."""
+    gpus = {lookup(name).arch: lookup(name) for name in GPUS.values()}
+    return Fitted(
+        sustained=MappingProxyType({a: g.step_sustained_fraction for a, g in gpus.items()}),
+        attention=MappingProxyType(
+            {a: g.attention_scale.get(KERNEL, 1.0) for a, g in gpus.items()}
+        ),
+        recompute_cost=STEP_CALIBRATION.recompute_cost,
+    )
+
+
+# The GPUs with fitted constants, one object per value set: the step model caches GEMM times by
+# GPU object, and a fit asks for the same values many times.
+_FITTED_GPUS: dict[tuple[str, float, float], GPU] = {}
+
+
+def fitted_gpu(name: str, fitted: Fitted) -> GPU:
+    """GPU ``name`` with ``fitted``'s constants for its family (the table's where it has none)."""
+    gpu = lookup(name)
+    sustained = fitted.sustained.get(gpu.arch, gpu.step_sustained_fraction)
+    # A family whose scale is not fitted yet takes Ampere's, else 1.0: the shipped constants
+    # were fitted so (Hopper's sustained fraction is first fitted with Ampere's Triton scale).
+    scale = fitted.attention.get(gpu.arch, fitted.attention.get("ampere", 1.0))
+    key = (gpu.name, sustained, scale)
+    if key not in _FITTED_GPUS:
+        _FITTED_GPUS[key] = dataclasses.replace(
+            gpu,
+            step_sustained_fraction=sustained,
+            attention_scale=MappingProxyType({**gpu.attention_scale, KERNEL: scale}),
+        )
+    return _FITTED_GPUS[key]
+
+
+def predict(rows: list[Row], fitted: Fitted | None = None) -> list[Prediction]:
+    """The model's prediction for each row (with ``fitted``'s constants; default: shipped)."""
     shapes = load_shapes()
     out = []
     for row in rows:
-        gpu = lookup(GPUS[row.gpu])
+        gpu = lookup(GPUS[row.gpu]) if fitted is None else fitted_gpu(GPUS[row.gpu], fitted)
+        calibration = STEP_CALIBRATION
+        if fitted is not None:
+            calibration = StepCalibration(recompute_cost=fitted.recompute_cost)
         shape = shapes[row.model]
         step = step_time(mpt_config(shape, row), target_of(row, gpu), calibration)
         tokens_per_s = row.micro_batch * row.seq_len / step.total_s
@@ -196,61 +246,58 @@ def _golden(loss: Callable[[float], float], lo: float, hi: float) -> float:
     return round((lo + hi) / 2, 3)
 
 
-def fit(rows: list[Row]) -> StepCalibration:
+def fit(rows: list[Row]) -> Fitted:
     """Fit the sustained fraction and the Triton kernel's scale per family, and the recompute
     cost, on ``rows`` (the fit rows): coordinate descent, each constant by golden-section
     search, minimizing the median |log(predicted / published MFU)| (per family for
     ``sustained`` and ``attention``, over the checkpointed rows given for
     ``recompute_cost``)."""
-    # A fixed start, so the fit does not depend on the constants it replaces.
-    cal = dataclasses.replace(
-        STEP_CALIBRATION,
-        sustained=MappingProxyType(dict.fromkeys(STEP_CALIBRATION.sustained, 1.0)),
-        recompute_cost=1.0,
-        attention=MappingProxyType({}),
-    )
     archs = sorted({arch_of(r) for r in rows})
+    # A fixed start, so the fit does not depend on the constants it replaces.
+    fitted = Fitted(
+        sustained=MappingProxyType(dict.fromkeys(archs, 1.0)),
+        attention=MappingProxyType({}),
+        recompute_cost=1.0,
+    )
 
-    def loss(c: StepCalibration, some: list[Row]) -> float:
-        return statistics.median(abs(math.log(p.mfu / p.row.mfu)) for p in predict(some, c))
+    def loss(f: Fitted, some: list[Row]) -> float:
+        return statistics.median(abs(math.log(p.mfu / p.row.mfu)) for p in predict(some, f))
 
     for _ in range(3):
         for arch in archs:
             mine = [r for r in rows if arch_of(r) == arch]
-            base = cal
+            base = fitted
 
             def by_sustained(
-                x: float, arch: str = arch, base: StepCalibration = base, mine: list[Row] = mine
+                x: float, arch: str = arch, base: Fitted = base, mine: list[Row] = mine
             ) -> float:
                 sustained = MappingProxyType({**base.sustained, arch: x})
                 return loss(dataclasses.replace(base, sustained=sustained), mine)
 
             best = _golden(by_sustained, 0.3, 1.0)
-            cal = dataclasses.replace(
-                cal, sustained=MappingProxyType({**cal.sustained, arch: best})
+            fitted = dataclasses.replace(
+                fitted, sustained=MappingProxyType({**fitted.sustained, arch: best})
             )
-            base = cal
+            base = fitted
 
             def by_attention(
-                x: float, arch: str = arch, base: StepCalibration = base, mine: list[Row] = mine
+                x: float, arch: str = arch, base: Fitted = base, mine: list[Row] = mine
             ) -> float:
-                attention = MappingProxyType({**base.attention, f"{KERNEL}/{arch}": x})
+                attention = MappingProxyType({**base.attention, arch: x})
                 return loss(dataclasses.replace(base, attention=attention), mine)
 
             best = _golden(by_attention, 0.3, 1.5)
-            cal = dataclasses.replace(
-                cal, attention=MappingProxyType({**cal.attention, f"{KERNEL}/{arch}": best})
+            fitted = dataclasses.replace(
+                fitted, attention=MappingProxyType({**fitted.attention, arch: best})
             )
         checkpointed = [r for r in rows if r.checkpointing]
-        base = cal
+        base = fitted
 
-        def by_recompute(
-            x: float, base: StepCalibration = base, some: list[Row] = checkpointed
-        ) -> float:
+        def by_recompute(x: float, base: Fitted = base, some: list[Row] = checkpointed) -> float:
             return loss(dataclasses.replace(base, recompute_cost=x), some)
 
-        cal = dataclasses.replace(cal, recompute_cost=_golden(by_recompute, 0.0, 1.0))
-    return cal
+        fitted = dataclasses.replace(fitted, recompute_cost=_golden(by_recompute, 0.0, 1.0))
+    return fitted
 
 
 def summary(preds: list[Prediction]) -> tuple[float, float, float]:
@@ -298,8 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit:
         fitted = fit([r for r in rows if r.split == "fit"])
         print(
-            f"fitted on the fit rows: sustained {dict(fitted.sustained)},"
-            f" attention {dict(fitted.attention)}, recompute_cost {fitted.recompute_cost}"
+            f"fitted on the fit rows: step_sustained_fraction {dict(fitted.sustained)},"
+            f" attention_scale of {KERNEL} {dict(fitted.attention)},"
+            f" recompute_cost {fitted.recompute_cost}"
         )
         return 0
     preds = predict(rows)

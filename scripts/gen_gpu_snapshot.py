@@ -12,12 +12,12 @@ from pathlib import Path
 
 from shapelint.hardware.gpus import snapshot_text
 
-PERF = Path(__file__).resolve().parent.parent / "shapelint" / "perf"
-SNAPSHOT = PERF / "gpus_snapshot.json"
+HARDWARE = Path(__file__).resolve().parent.parent / "shapelint" / "hardware"
+SNAPSHOT = HARDWARE / "gpus_snapshot.json"
 
 
 def main() -> int:
-    text = snapshot_text((PERF / "gpus.yaml").read_text(encoding="utf-8"))
+    text = snapshot_text((HARDWARE / "gpus.yaml").read_text(encoding="utf-8"))
     if "--check" in sys.argv[1:]:
         current = SNAPSHOT.read_text(encoding="utf-8") if SNAPSHOT.exists() else ""
         if current != text:

@@ -17,7 +17,6 @@ from conftest import REPO, parse_text
 from shapelint import dialects
 from shapelint.cli.main import main
 from shapelint.core.model import Dim, Finding, Target
-from shapelint.hardware.arch import compute_capability
 from shapelint.hardware.gpus import lookup
 from shapelint.rules import sl320_flash_attn4_head_dim as sl320
 from shapelint.rules import sl321_te_attention_unfused as sl321
@@ -62,12 +61,12 @@ def head_dim_of(data: dict[str, object]) -> int:
 
 
 def test_compute_capability_of_the_gpus_the_kernels_choose_by() -> None:
-    assert compute_capability(lookup("A100-SXM-80GB")) == (8, 0)
-    assert compute_capability(lookup("A10")) == (8, 6)
-    assert compute_capability(lookup("L40S")) == (8, 9)
-    assert compute_capability(lookup("H100-SXM")) == (9, 0)
-    assert compute_capability(lookup("B200")) == (10, 0)
-    assert compute_capability(lookup("MI300X")) is None
+    assert lookup("A100-SXM-80GB").compute_capability == (8, 0)
+    assert lookup("A10").compute_capability == (8, 6)
+    assert lookup("L40S").compute_capability == (8, 9)
+    assert lookup("H100-SXM").compute_capability == (9, 0)
+    assert lookup("B200").compute_capability == (10, 0)
+    assert lookup("MI300X").compute_capability is None
 
 
 # --- SL320 FlashAttention-4 ----------------------------------------------------------------

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from conftest import configs_of, parse_text
 
+from shapelint.core.dtypes import runnable_dtype
 from shapelint.engine.options import LintOptions, TargetOptions
 from shapelint.engine.pipeline import lint_document
-from shapelint.engine.target import DEFAULT_SEQ_LEN, resolve_target, runnable_dtype
+from shapelint.engine.target import DEFAULT_SEQ_LEN, resolve_target
 from shapelint.hardware.gpus import lookup
 
 H100, V100, A100 = lookup("h100"), lookup("v100"), lookup("a100")
@@ -50,9 +51,9 @@ def test_max_context_is_capped_but_training_seq_is_not() -> None:
 
 
 def test_dtype_fallback_on_gpus_without_it() -> None:
-    assert runnable_dtype("bf16", V100) == "fp16"
-    assert runnable_dtype("fp8", A100) == "bf16"
-    assert runnable_dtype("bf16", H100) == "bf16"
+    assert runnable_dtype("bf16", V100.peak_tflops) == "fp16"
+    assert runnable_dtype("fp8", A100.peak_tflops) == "bf16"
+    assert runnable_dtype("bf16", H100.peak_tflops) == "bf16"
 
 
 def test_estimates_per_gpu_and_min_slowdown() -> None:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from shapelint.cli.common import BUG_URL, UsageError, _gpus, _targets
+from shapelint.cli.common import BUG_URL, UsageError, _gpus, _targets, write_gpu_notes
 from shapelint.cli.flags import codes_arg
 
 if TYPE_CHECKING:  # the runner imports every rule: imported where a check runs
@@ -242,6 +242,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("--write-baseline records findings; it cannot be combined with --diff")
     file_options = FileOptions(args)
     result = lint_check(args, file_options)
+    write_gpu_notes((g for o in file_options.built.values() for g in o.gpus), err)
     fixed = 0
     if args.diff:
         return run_diff(args, result, file_options, out, err)

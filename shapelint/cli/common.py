@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     import argparse
@@ -30,6 +30,16 @@ def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot read GPU file {gpu_file}: {exc.strerror}") from None
+
+
+def write_gpu_notes(gpus: Iterable[GPU], err: TextIO) -> None:
+    """One ``shapelint: note:`` line for each GPU from a GPU file that took a family's
+    constants (or the defaults) for fields its entry leaves out; nothing for built-in GPUs."""
+    seen: set[str] = set()
+    for gpu in gpus:
+        if gpu.family_note and gpu.family_note not in seen:
+            seen.add(gpu.family_note)
+            err.write(f"shapelint: note: {gpu.family_note}\n")
 
 
 def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, TextIO
 
-from shapelint.cli.common import UsageError, _gpus, _targets
+from shapelint.cli.common import UsageError, _gpus, _targets, write_gpu_notes
 from shapelint.core.model import ModelConfig, Target
 from shapelint.perf.estimate import step_time
 
@@ -366,6 +366,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(exc)) from None
     source = _explained_source(args.path)
     gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
+    write_gpu_notes(gpus, err)
     flags, defaults = _targets(args, settings)
     options = LintOptions(
         gpus=gpus,

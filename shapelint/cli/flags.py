@@ -18,7 +18,7 @@ def dtype_arg(text: str) -> str:
     """A dtype name (torch names accepted), or a usage error listing the known ones."""
     import argparse
 
-    from shapelint.core.model import DTYPES, normalize_dtype
+    from shapelint.core.dtypes import DTYPES, normalize_dtype
 
     dtype = normalize_dtype(text)
     if dtype is None:

@@ -104,9 +104,10 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint gemm M N K``: one GEMM's predicted time (logic in perf/gemm_command.py)."""
-    from shapelint.cli.common import UsageError, _gpus
+    from shapelint.cli.common import UsageError, _gpus, write_gpu_notes
 
     (gpu,) = _gpus([args.gpu] if args.gpu else None, args.gpu_file)
+    write_gpu_notes([gpu], err)
     try:
         return report(args, gpu, args.dtype, out)
     except ValueError as exc:

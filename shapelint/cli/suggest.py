@@ -238,6 +238,7 @@ class ProgressLine:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint suggest``: search, print, and optionally apply one candidate."""
+    from shapelint.cli.common import write_gpu_notes
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
     from shapelint.perf.search import SuggestError, SuggestOptions, search
@@ -250,6 +251,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
 
     loaded = load(args)
+    write_gpu_notes(loaded.options.gpus, err)
     config = loaded.config
     keep = frozenset().union(*args.keep) if args.keep else frozenset()
     try:

@@ -58,8 +58,8 @@ class Dim(str, enum.Enum):
     # The head dim of a Gemma 4 family model's full-attention layers (``global_head_dim``,
     # 512 by default), where the sliding-window layers use HEAD_DIM.
     GLOBAL_HEAD_DIM = "global_head_dim"
-    # Megatron-LM's ``transformer_impl`` ("transformer_engine", its default, or "local"): which
-    # engine runs the layers, read by the engine defaults.
+    # The implementation a config names for its transformer layers (Megatron-LM's
+    # ``transformer_impl``): reported; its dialect derives the engines it implies from it.
     TRANSFORMER_IMPL = "transformer_impl"
     DTYPE = "dtype"
     # Framework knobs that fixes prefer over raw numbers.
@@ -73,8 +73,9 @@ class Dim(str, enum.Enum):
     CP = "cp"
     # DeepSpeed Ulysses sequence parallelism (``sequence_parallel_size``).
     SP = "sp"
-    # Set when a Megatron config chooses its pipeline stages' layers itself (a layout, first or
-    # last stage sizes, virtual stages per rank, a hybrid pattern, or embedding/loss counted).
+    # Set when a config sizes its pipeline stages itself (Megatron-LM's layout settings,
+    # Megatron-DeepSpeed's pipeline partitioning): the setting that does; no even split is
+    # then required.
     PP_LAYOUT = "pp_layout"
     # Megatron-LM's tensor-parallel communication settings: sequence parallelism (the
     # activations between tensor-parallel regions split along the sequence, all-gathered before
@@ -216,6 +217,22 @@ _Int = int  # ModelConfig.int shadows the builtin inside the class body
 
 
 @dataclass(frozen=True)
+class Traits:
+    """What a config's framework implies for the rules beyond its dims: its dialect declares
+    them (``TRAITS`` in the dialect's module), and every config that dialect names has them,
+    so a rule asks about a trait, never about a framework's name."""
+
+    # Keys (their last part) that hold the model's maximum context in this framework, not the
+    # sequence length a run trains at (LitGPT trains at ``train.max_seq_length``, not at
+    # ``block_size``).
+    context_keys: frozenset[str] = frozenset()
+    # The framework applies the MLP's activation itself, between two linear layers, instead of
+    # running a fused LayerNorm-MLP module's activation kernel (Megatron-LM and NeMo with
+    # Transformer Engine): that kernel's limits do not apply.
+    own_mlp_activation: bool = False
+
+
+@dataclass(frozen=True)
 class ModelConfig:
     """One model's dims as found in one file.
 
@@ -261,6 +278,8 @@ class ModelConfig:
     # Dropout probabilities the config states above zero, by where they apply: "attention"
     # (the attention probabilities), "hidden" (the residual branches), "embedding".
     dropout: Mapping[str, float] = field(default_factory=dict)
+    # What the config's framework implies (set by `shapelint.dialects.extract`).
+    traits: Traits = Traits()
 
     def get(self, dim: Dim) -> Value | None:
         """The value of ``dim`` or None."""
@@ -376,41 +395,3 @@ class Finding:
     def max_slowdown(self) -> float:
         """The largest estimated slowdown over the target GPUs (0 when none)."""
         return max((e.slowdown_pct for e in self.estimates), default=0.0)
-
-
-DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
-_DTYPE_ALIASES = {
-    "bf16": "bf16",
-    "bfloat16": "bf16",
-    "bf16-mixed": "bf16",
-    "bf16-true": "bf16",
-    "bf16_mixed": "bf16",
-    "amp_bf16": "bf16",
-    "fp16": "fp16",
-    "float16": "fp16",
-    "half": "fp16",
-    "16": "fp16",
-    "16-mixed": "fp16",
-    "fp16-mixed": "fp16",
-    "amp_fp16": "fp16",
-    "fp8": "fp8",
-    "float8": "fp8",
-    "float8_e4m3fn": "fp8",
-    "float8_e5m2": "fp8",
-    "e4m3": "fp8",
-    "amp_fp8": "fp8",
-    "tf32": "tf32",
-    "fp32": "fp32",
-    "float32": "fp32",
-    "float": "fp32",
-    "32": "fp32",
-    "32-true": "fp32",
-    "full": "fp32",
-}
-
-
-def normalize_dtype(name: object) -> str | None:
-    """``bf16|fp16|fp8|tf32|fp32`` for a dtype as configs and torch spell it, else None."""
-    if name is None or isinstance(name, bool):
-        return None
-    return _DTYPE_ALIASES.get(str(name).strip().lower().removeprefix("torch."))

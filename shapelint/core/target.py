@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from shapelint.core.dtypes import FP8_RECIPES
+
 if TYPE_CHECKING:
     from shapelint.hardware.gpus import GPU
 
@@ -33,9 +35,6 @@ MODES: tuple[str, ...] = get_args(Mode)
 # elsewhere); the others name one kernel (shapelint.perf.attention).
 Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "flash1", "triton", "unfused"]
 ATTENTION_KERNELS: tuple[str, ...] = get_args(Attention)
-# FP8-family training recipes (``--fp8-recipe``): per-tensor delayed or current scaling, and
-# the block-scaled MXFP8 (32-element blocks) and NVFP4 (16-element blocks, FP4 values).
-FP8_RECIPES = ("delayed", "current", "mxfp8", "nvfp4")
 # A model's maximum context (HF max_position_embeddings) is not the length it is trained at;
 # estimates for such configs use at most this many tokens per sequence unless told otherwise.
 DEFAULT_SEQ_LEN = 4096

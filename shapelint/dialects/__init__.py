@@ -1,7 +1,17 @@
 """Dialects: which keys mean which `Dim`, per framework, and the framework's own formulas.
 
 Each dialect module has ``NAME``, ``detect(candidate) -> bool`` and
-``extract(doc, candidate, extra_keys) -> list[ModelConfig]``.
+``extract(doc, candidate, extra_keys) -> list[ModelConfig]``. It may also declare what its
+framework implies, so that no reader, rule or engine names a framework:
+
+- ``READER_HOOKS`` (`shapelint.readers.hooks.ReaderHooks`): what the readers need to know of
+  it (its launch scripts' flags, Python loops that build configs, base classes to skip),
+  registered when this package is imported;
+- ``ENGINES``, or ``engines(config)`` when it depends on the config: the engines its configs
+  run on (`shapelint.dialects.engines`);
+- ``TRAITS`` (`shapelint.core.model.Traits`): what the rules should know of its configs
+  (which keys hold the maximum context, whether it runs its own MLP activation), given to
+  every config it names.
 
 Dialects contribute, they do not claim. For each candidate mapping:
 
@@ -31,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shapelint.core.model import Derivation, Dim, Formula, ModelConfig, Value
+from shapelint.core.model import Derivation, Dim, Formula, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Scalar
 from shapelint.dialects import (
     axolotl,
@@ -59,6 +69,7 @@ from shapelint.dialects import (
 )
 from shapelint.dialects.common import Dialect, KeyAliases, head_dim_split, looks_like_model
 from shapelint.dialects.common import resolve as resolve_key
+from shapelint.readers import hooks as reader_hooks
 
 # Ordered: most specific evidence first.
 DIALECTS: list[Dialect] = [
@@ -86,6 +97,19 @@ DIALECTS: list[Dialect] = [
     deepspeed,
 ]
 
+# Every dialect module. Each may declare what it teaches the readers (``READER_HOOKS``, a
+# `shapelint.readers.hooks.ReaderHooks`), registered here, before any file is read, and what
+# its framework implies for the rules (``TRAITS``, given to every config it names).
+MODULES: tuple[object, ...] = (*DIALECTS, hf, neutral)
+_TRAITS: dict[str, Traits] = {}
+for _module in MODULES:
+    _hooks = getattr(_module, "READER_HOOKS", None)
+    if isinstance(_hooks, reader_hooks.ReaderHooks):
+        reader_hooks.register(_hooks)
+    _traits = getattr(_module, "TRAITS", None)
+    if isinstance(_traits, Traits):
+        _TRAITS.setdefault(getattr(_module, "NAME", ""), _traits)
+
 # Dialects that fill framework defaults for keys a mapping leaves out: reading a mapping with
 # one of them is a decision about the whole mapping, so they never contribute second.
 DEFAULTING: tuple[Dialect, ...] = (litgpt, nanogpt, gptfast)
@@ -107,6 +131,9 @@ def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelCo
             if candidate.open_bases or forwards(candidate):
                 found = [stated_only(c) for c in found]
             for config in found:
+                traits = _TRAITS.get(config.dialect)
+                if traits is not None:
+                    config = replace(config, traits=traits)
                 if not config.pretrained:
                     if checkpoint is None:
                         checkpoint = hf.weights_beside(doc.path)

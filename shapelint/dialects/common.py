@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from shapelint.core.arith import round_up as round_up  # re-exported for the dialects
-from shapelint.core.model import Derivation, Dim, Formula, ModelConfig, Value, normalize_dtype
+from shapelint.core.dtypes import normalize_dtype
+from shapelint.core.model import Derivation, Dim, Formula, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Mapping, Node, Scalar, Sequence
 
 KeyAliases = AbcMapping[Dim, tuple[str, ...]]

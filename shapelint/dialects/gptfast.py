@@ -16,12 +16,14 @@ A key left out takes ``ModelArgs``' default, and ``__post_init__`` fills the res
 
 from __future__ import annotations
 
-from shapelint.core.model import Derivation, Dim, ModelConfig
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits
 from shapelint.core.source import Candidate, Document
 from shapelint.dialects.common import Builder, KeyAliases, derived, looks_like_model, round_up
 from shapelint.dialects.defaults import anchor, take_or_default
 
 NAME = "gpt-fast"
+# ``block_size`` is the model's maximum context, not a run's sequence length.
+TRAITS = Traits(context_keys=frozenset({"block_size"}))
 FRAMEWORK = "gpt-fast ModelArgs"
 DEFAULTS: dict[str, int] = {
     "block_size": 2048,

@@ -29,8 +29,12 @@ from shapelint.dialects.common import (
     scalar_value,
     sliding_window,
 )
+from shapelint.readers.hooks import ReaderHooks
 
 NAME = "hf"
+# transformers' config root: a subclass states the shape, and this dialect models the defaults
+# the root would add, so the Python reader need not read it.
+READER_HOOKS = ReaderHooks(neutral_bases=frozenset({"PretrainedConfig", "PreTrainedConfig"}))
 
 HIDDEN = ("hidden_size", "n_embd", "d_model", "n_embed")  # n_embed: BLOOM (BloomConfig reads it)
 HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads")

@@ -29,7 +29,9 @@ set, else ``block_size``. A YAML config that names a registry model (``model_nam
 
 from __future__ import annotations
 
-from shapelint.core.model import Derivation, Dim, ModelConfig, Value
+from typing import TYPE_CHECKING
+
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects.common import (
     Builder,
@@ -40,8 +42,14 @@ from shapelint.dialects.common import (
     round_up,
 )
 from shapelint.dialects.defaults import anchor, take_or_default
+from shapelint.readers.hooks import ModuleHook, PythonHost, ReaderHooks
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 NAME = "litgpt"
+# ``block_size`` is the model's maximum context: LitGPT trains at ``train.max_seq_length``.
+TRAITS = Traits(context_keys=frozenset({"block_size"}))
 FRAMEWORK = "LitGPT Config"
 
 DEFAULTS: dict[str, object] = {
@@ -261,4 +269,12 @@ def _registry_model(
     return [b.build()]
 
 
-# The Python source's name-variant loops of ``litgpt/config.py`` are in `litgpt_loops`.
+def _variant_loops(host: PythonHost, module: cst.Module) -> ModuleHook:
+    """The name-variant loops of ``litgpt/config.py`` (`litgpt_loops`, imported only when a
+    Python file is read)."""
+    from shapelint.dialects.litgpt_loops import VariantLoops
+
+    return VariantLoops(host, module)
+
+
+READER_HOOKS = ReaderHooks(python_modules=(_variant_loops,))

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from shapelint.core.source import Candidate, Entry, Mapping, Node, Scalar, Sequence, Span
+from shapelint.readers.hooks import PythonHost
 from shapelint.readers.python.evaluate import (
     MAX_DEPTH,
     MAX_STRING,
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
 
 # ---- Python source: the name-variant loops of ``litgpt/config.py`` -------------------------
 #
-# The Python reader (``shapelint.readers.python``) calls `VariantLoops` for every
-# module-level statement; the loops it recognises are LitGPT's, so the knowledge lives here.
+# The LitGPT dialect registers `VariantLoops` with the Python reader as a module hook
+# (`shapelint.readers.hooks.ModuleHook`): the reader shows it every module-level statement and
+# config; the loops it recognises are LitGPT's, so the knowledge lives here.
 #
 # A module-level ``for`` (at most two deep) over a list of written ``dict(…)``/``{…}`` configs
 # and/or a tuple of string literals (``for kind, hf in (("", "-x"), …)`` too), whose body is
@@ -53,29 +55,6 @@ if TYPE_CHECKING:
 _WORD = re.compile(r"[^\W\d]\w*")
 # A loop that would build more configs than this is not expanded.
 _MAX_VARIANTS = 1024
-
-
-class LoopHost(Protocol):
-    """What `VariantLoops` needs from the Python reader: spans, source text, tree nodes and
-    unique candidate names."""
-
-    text: str
-
-    def span(self, node: cst.CSTNode) -> Span:
-        """The span of ``node`` in the text."""
-        ...
-
-    def source(self, node: cst.CSTNode) -> str:
-        """The text of ``node`` as written."""
-        ...
-
-    def node(self, expr: cst.BaseExpression, env: dict[str, Folded], depth: int) -> Node:
-        """The tree node of a value."""
-        ...
-
-    def unique(self, name: str) -> str:
-        """``name``, numbered when it was used before."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -126,9 +105,10 @@ class _LoopScope:
 
 
 class VariantLoops:
-    """Follows a module's lists of written configs and expands the loops that copy them."""
+    """Follows a module's lists of written configs and expands the loops that copy them (a
+    `shapelint.readers.hooks.ModuleHook`)."""
 
-    def __init__(self, host: LoopHost, module: cst.Module) -> None:
+    def __init__(self, host: PythonHost, module: cst.Module) -> None:
         self.host = host
         # Module-level dict configs by their expression node, the lists and names of them
         # followed so far, the variants built from each template (by id of its candidate) and
@@ -139,11 +119,29 @@ class VariantLoops:
         self.variants: dict[int, list[Candidate]] = {}
         self.expanded: set[int] = set()
         self.deepcopy_names, self.copy_modules = _copy_imports(module)
+        # The followed names the compound statement being read reads (`before`, `after`).
+        self.read: frozenset[str] = frozenset()
 
-    def add_template(self, expr: cst.BaseExpression, candidate: Candidate, label: str) -> None:
+    def config(self, expr: cst.BaseExpression, candidate: Candidate, label: str) -> None:
         """Record a module-level config a loop may copy (only ``dict(…)``/``{…}`` qualify)."""
         if is_dict_expression(expr):
             self.templates[expr] = _Template(candidate, label)
+
+    def before(self, stmt: cst.BaseStatement, env: dict[str, Folded]) -> None:
+        """Expand a variant loop (its variants follow their templates, `ordered`)."""
+        import libcst as cst
+
+        self.read = self.expand(stmt, env) if isinstance(stmt, cst.For) else frozenset()
+
+    def after(self, stmt: cst.BaseSmallStatement | cst.BaseStatement) -> None:
+        """Follow the lists a statement builds; stop following those it changes otherwise."""
+        import libcst as cst
+
+        if isinstance(stmt, cst.BaseSmallStatement):
+            self.follow(stmt, self.follow_small(stmt))
+        else:
+            self.follow(stmt, self.read)
+            self.read = frozenset()
 
     def ordered(self, candidates: list[Candidate]) -> list[Candidate]:
         """``candidates`` with each template's variants after it (a ``{}`` template replaced)."""
@@ -396,7 +394,7 @@ class VariantLoops:
 class _LoopValues:
     """The values the assignments of one variant-loop iteration set."""
 
-    def __init__(self, host: LoopHost) -> None:
+    def __init__(self, host: PythonHost) -> None:
         self.host = host
 
     def value(self, assignment: _Assignment, scope: _LoopScope, shared: bool) -> Node | None:

@@ -3,7 +3,7 @@
 
 Detected by a ``language_model`` mapping holding ``hidden_size`` or ``num_layers``, by a
 ``MODEL_ARGS`` mapping whose keys are command-line flags (``--hidden-size``), or by the flags
-of a shell launch script (``formats/shell.py``: ``torchrun pretrain_gpt.py --hidden-size …``).
+of a shell launch script (`megatron_scripts`: ``torchrun pretrain_gpt.py --hidden-size …``).
 ``MODEL_ARGS`` blocks whose keys are dotted NeMo overrides (``model.config.hidden_size: 768``,
 Megatron-LM's ``gpt-nemo`` test cases) are read with the NeMo key table (see `nemo`).
 
@@ -39,9 +39,9 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
-from shapelint.core.model import Derivation, Dim, ModelConfig, Value
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Entry, Mapping
-from shapelint.dialects import nemo
+from shapelint.dialects import megatron_scripts, nemo
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
@@ -52,8 +52,40 @@ from shapelint.dialects.common import (
     settle_dims,
     training_config,
 )
+from shapelint.readers.hooks import ReaderHooks
 
 NAME = "megatron-lm"
+# What the readers learn from Megatron: its launch scripts' flags, and Megatron-core's config
+# roots, whose defaults the key tables model (the Python reader need not read them).
+READER_HOOKS = ReaderHooks(
+    shell=(megatron_scripts.SCRIPTS,),
+    neutral_base_paths=frozenset(
+        {
+            "megatron.core.transformer.transformer_config.TransformerConfig",
+            "megatron.core.transformer.TransformerConfig",
+            "megatron.core.model_parallel_config.ModelParallelConfig",
+            "megatron.core.ModelParallelConfig",
+        }
+    ),
+)
+# Megatron-LM's MLP applies its own activation between two Transformer Engine linears unless
+# ``use_te_activation_func`` or ``use_te_op_fuser`` is set (both off by default; megatron/core/
+# models/gpt/gpt_layer_specs.py:532, megatron/core/transformer/transformer_config.py:1199 at
+# d98e8a64), and shapelint reads neither.
+TRAITS = Traits(own_mlp_activation=True)
+
+
+def engines(config: ModelConfig) -> tuple[str, ...]:
+    """A Megatron-LM config runs on Megatron, and on Transformer Engine unless its
+    ``transformer_impl`` says otherwise (``TransformerConfig.transformer_impl`` defaults to
+    "transformer_engine", megatron/core/transformer/transformer_config.py:1314-1316 at
+    d98e8a64; the command-line flags take that default, megatron/training/arguments.py:2373)."""
+    impl = config.get(Dim.TRANSFORMER_IMPL)
+    if impl is None or str(impl.value).lower() == "transformer_engine":
+        return ("megatron", "transformer-engine")
+    return ("megatron",)
+
+
 DEFAULT_VOCAB_MULTIPLE = 128
 # Megatron-LM's defaults for --qk-head-dim, --qk-pos-emb-head-dim and --v-head-dim (MLA).
 MLA_QK_HEAD_DIM, MLA_ROPE_HEAD_DIM, MLA_V_HEAD_DIM = 128, 64, 128

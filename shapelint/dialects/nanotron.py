@@ -33,6 +33,7 @@ from shapelint.dialects.common import (
 )
 
 NAME = "nanotron"
+ENGINES = ("nanotron",)  # a nanotron config runs on nanotron
 MC = "model.model_config."
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shapelint.core.model import Dim, ModelConfig, Value
+from shapelint.core.model import Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects.common import (
     Builder,
@@ -54,6 +54,11 @@ from shapelint.dialects.common import (
 )
 
 NAME = "nemo"
+# NeMo trains on Megatron-core, whose MLP applies its own activation between two Transformer
+# Engine linears unless ``use_te_activation_func`` is set (megatron/core/models/gpt/
+# gpt_layer_specs.py:532, transformer_config.py:1199 at d98e8a64; off by default).
+ENGINES = ("megatron",)
+TRAITS = Traits(own_mlp_activation=True)
 
 MODEL_MARKERS = (
     "encoder_seq_length",

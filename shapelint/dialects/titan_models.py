@@ -56,6 +56,7 @@ from shapelint.dialects.common import (
 )
 
 NAME = "torchtitan"
+ENGINES = ("torchtitan",)  # a torchtitan model runs on torchtitan
 
 # The model classes whose flavours this reads (torchtitan 0.3.0: llama3/__init__.py
 # `_build_llama3_layers`, qwen3/__init__.py `_build_qwen3_layers`, `_build_qwen3_moe_layers`).

@@ -40,6 +40,7 @@ from shapelint.dialects.common import (
 )
 
 NAME = "torchtitan"
+ENGINES = ("torchtitan",)  # a torchtitan config runs on torchtitan
 
 TRAINING_KEYS = ("local_batch_size", "batch_size", "global_batch_size", "seq_len")
 

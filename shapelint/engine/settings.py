@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shapelint.core.model import Dim, normalize_dtype
+from shapelint.core.dtypes import normalize_dtype
+from shapelint.core.model import Dim
 from shapelint.core.target import TargetField, TargetOptions
 from shapelint.dialects.common import KeyAliases
 from shapelint.engine.discover import as_posix

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
-from shapelint.core.model import Dim, ModelConfig, Target, normalize_dtype
+from shapelint.core.dtypes import normalize_dtype, runnable_dtype
+from shapelint.core.model import Dim, ModelConfig, Target
 from shapelint.core.target import DEFAULT_SEQ_LEN, TARGET_FIELDS, TargetField
 from shapelint.dialects.engines import default_engines
 from shapelint.engine.options import LintOptions
@@ -97,7 +98,7 @@ def target_of(
     """The `Target` on ``gpu`` of fields resolved by `resolve_fields`."""
     values: dict[str, Any] = {name: value for name, (value, _) in resolved.items()}
     dtype = values["dtype"]
-    runs = runnable_dtype(dtype, gpu)
+    runs = runnable_dtype(dtype, gpu.peak_tflops)
     values["dtype"] = runs
     return Target(
         gpu=gpu,
@@ -105,25 +106,6 @@ def target_of(
         gpu_chosen=not options.gpu_default,
         **values,
     )
-
-
-# A GPU without a dtype's Tensor Core rate runs the nearest one it has (V100: bf16 → fp16).
-DTYPE_FALLBACK: dict[str, tuple[str, ...]] = {
-    "bf16": ("fp16", "fp32"),
-    "fp16": ("bf16", "fp32"),
-    "fp8": ("bf16", "fp16"),
-    "tf32": ("fp32",),
-}
-
-
-def runnable_dtype(dtype: str, gpu: GPU) -> str:
-    """``dtype`` if ``gpu`` has a rate for it, else the nearest one it has."""
-    if dtype in gpu.peak_tflops:
-        return dtype
-    for other in DTYPE_FALLBACK.get(dtype, ()):
-        if other in gpu.peak_tflops:
-            return other
-    return dtype
 
 
 def _fixed_int(fix_dims: Mapping[Dim, object], dim: Dim, default: int) -> int:

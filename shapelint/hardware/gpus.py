@@ -21,22 +21,18 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shapelint.core.digest import digest
+from shapelint.hardware.arch import UNKNOWN, Family, families_from, inherit
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-DTYPES: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8")
-
-# Bytes per element of each dtype's GEMM inputs (tf32 GEMMs read fp32 tensors).
-ELEMENT_BYTES: Mapping[str, int] = MappingProxyType(
-    {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
-)
+T = TypeVar("T")
 
 _BUILTIN = "gpus.yaml"
 _SNAPSHOT = "gpus_snapshot.json"
@@ -81,14 +77,35 @@ class GPU:
     l2_mb: float | None
     best_align_bytes: int
     achievable_fraction: Mapping[str, float]
+    # The family constants (hardware/arch.py, FAMILY_FIELDS): the entry's own, else its
+    # family's (gpus.yaml, ``families``; gpus.schema.json describes each).
+    memory_stream_fraction: float
+    step_sustained_fraction: float
+    attention_scale: Mapping[str, float]
+    attention_figures: str
+    align_factor: Mapping[int, float]
+    tile_overhead_k: float
+    default_flash_kernel: str
     aliases: tuple[str, ...] = ()
     source: tuple[str, ...] = ()
     notes: str = ""
     measured_dtypes: frozenset[str] = field(default_factory=frozenset)
-    # The GPU family whose calibrated constants apply (gpus.yaml header); "unknown" inherits.
+    # The GPU family (gpus.yaml, ``families``): the one stated, else the one the compute
+    # capability names, else "unknown" (the defaults).
     arch: str = "unknown"
+    # CUDA compute capability (major, minor), None where unknown (AMD, or not given).
+    compute_capability: tuple[int, int] | None = None
+    # What a GPU file's entry took from its family, in one line ("" when nothing, and always
+    # for built-in entries); the commands print it as a note.
+    family_note: str = ""
     # GPU-to-GPU bandwidth per direction in one node (GB/s), None where the table has none.
     interconnect_gbs: float | None = None
+    # The reference system (a DGX) the two fields below describe, the GPUs one NVLink/NVSwitch
+    # domain of it joins, and its scale-out network bandwidth per GPU, per direction (GB/s);
+    # None where the table has none. Not used by the model yet.
+    reference_node: str | None = None
+    gpus_per_node: int | None = None
+    inter_node_gbs: float | None = None
 
     def peak(self, dtype: str) -> float:
         """Dense peak TFLOP/s for ``dtype``; UnsupportedDtypeError if the GPU lacks it."""
@@ -206,16 +223,33 @@ def validate(data: Mapping[str, Any], label: str) -> None:
     raise GPUTableError("\n".join(lines))
 
 
-def _gpus_from(data: Mapping[str, Any], label: str, default: float) -> dict[str, GPU]:
+def _optional(raw: Mapping[str, Any], key: str, kind: Callable[[Any], T]) -> T | None:
+    value = raw.get(key)
+    return None if value is None else kind(value)
+
+
+def _gpus_from(
+    data: Mapping[str, Any],
+    label: str,
+    default: float,
+    families: Mapping[str, Family],
+    notes: bool,
+) -> dict[str, GPU]:
     out: dict[str, GPU] = {}
     for name, raw in (data.get("gpus") or {}).items():
         try:
+            vendor = str(raw["vendor"])
+            try:
+                taken = inherit(raw, vendor, families)
+            except ValueError as exc:
+                raise GPUTableError(f"{label}: entry {name!r}: {exc}") from None
+            constants = taken.constants
             peak = {str(k): float(v) for k, v in raw["peak_tflops"].items()}
             measured = {str(k): float(v) for k, v in (raw.get("achievable_fraction") or {}).items()}
             source = raw["source"]
             out[str(name)] = GPU(
                 name=str(name),
-                vendor=str(raw["vendor"]),
+                vendor=vendor,
                 sms=int(raw["sms"]),
                 boost_mhz=None if raw.get("boost_mhz") is None else float(raw["boost_mhz"]),
                 peak_tflops=MappingProxyType(peak),
@@ -228,14 +262,41 @@ def _gpus_from(data: Mapping[str, Any], label: str, default: float) -> dict[str,
                 source=(str(source),) if isinstance(source, str) else tuple(map(str, source)),
                 notes=str(raw.get("notes", "")),
                 measured_dtypes=frozenset(d for d in measured if d in peak),
-                arch=str(raw.get("arch", "unknown")),
-                interconnect_gbs=(
-                    None if raw.get("interconnect_gbs") is None else float(raw["interconnect_gbs"])
-                ),
+                memory_stream_fraction=constants["memory_stream_fraction"],
+                step_sustained_fraction=constants["step_sustained_fraction"],
+                attention_scale=constants["attention_scale"],
+                attention_figures=constants["attention_figures"],
+                align_factor=constants["align_factor"],
+                tile_overhead_k=constants["tile_overhead_k"],
+                default_flash_kernel=constants["default_flash_kernel"],
+                arch=taken.family,
+                compute_capability=taken.capability,
+                family_note=taken.note(str(name), label) if notes else "",
+                interconnect_gbs=_optional(raw, "interconnect_gbs", float),
+                reference_node=_optional(raw, "reference_node", str),
+                gpus_per_node=_optional(raw, "gpus_per_node", int),
+                inter_node_gbs=_optional(raw, "inter_node_gbs", float),
             )
+        except GPUTableError:
+            raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise GPUTableError(f"{label}: entry {name!r}: malformed ({exc})") from None
     return out
+
+
+def _families(
+    data: Mapping[str, Any], label: str, base: Mapping[str, Family] | None
+) -> dict[str, Family]:
+    raw = data.get("families") or {}
+    try:
+        if not isinstance(raw, Mapping):
+            raise ValueError("'families' is not a mapping")
+        families = families_from(raw, base)
+    except ValueError as exc:
+        raise GPUTableError(f"{label}: {exc}") from None
+    if UNKNOWN not in families:
+        raise GPUTableError(f"{label}: no {UNKNOWN!r} family (the defaults)")
+    return families
 
 
 def _default_fraction(data: Mapping[str, Any], fallback: float) -> float:
@@ -293,16 +354,17 @@ def builtin_data() -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def _builtin_table() -> tuple[dict[str, GPU], dict[str, str], float]:
+def _builtin_table() -> tuple[dict[str, GPU], dict[str, str], float, dict[str, Family]]:
     data = builtin_data()
     default = _default_fraction(data, 0.776)
-    gpus = _gpus_from(data, _BUILTIN, default)
-    return gpus, _index(gpus, _BUILTIN), default
+    families = _families(data, _BUILTIN, None)
+    gpus = _gpus_from(data, _BUILTIN, default, families, notes=False)
+    return gpus, _index(gpus, _BUILTIN), default, families
 
 
 def load_table(extra_file: str | Path | None = None) -> GPUTable:
     """The built-in GPU table, with the entries of ``extra_file`` (validated) merged over it."""
-    gpus, index, default = _builtin_table()
+    gpus, index, default, families = _builtin_table()
     if extra_file is None:
         return GPUTable(gpus, index)
     label = str(extra_file)
@@ -313,7 +375,8 @@ def load_table(extra_file: str | Path | None = None) -> GPUTable:
         raise GPUTableError(f"{label}: cannot read GPU table: {exc.strerror or exc}") from None
     data = _read_yaml(text, label)
     validate(data, label)
-    user = _gpus_from(data, label, _default_fraction(data, default))
+    user_families = _families(data, label, families)
+    user = _gpus_from(data, label, _default_fraction(data, default), user_families, notes=True)
     user_index = _index(user, label)
     # A user entry with a built-in entry's name replaces it; a user alias that a built-in
     # entry also claims now finds the user's entry.

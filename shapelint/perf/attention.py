@@ -28,8 +28,9 @@ What the figures do not cover, and what stands in for it (each an assumption):
   scales with d (the per-score softmax work does not shrink with d); above the largest, the
   largest's rate times the forward's ratio between the two head dims where the forward has
   both, else the largest's rate.
-- GPU families without a figure: Blackwell takes Hopper's fractions, every other family
-  Ampere's (Volta, Ada and CDNA run other kernels; no figure in these papers).
+- GPU families without a figure: each GPU's ``attention_figures`` (the GPU table) names the
+  paper GPU whose fractions it takes: Blackwell Hopper's, every other family Ampere's (Volta,
+  Ada and CDNA run other kernels; no figure in these papers).
 """
 
 from __future__ import annotations
@@ -40,8 +41,6 @@ from types import MappingProxyType
 
 # Dense bf16 peak of the GPUs the figures were measured on (TFLOP/s; gpus.yaml has the same).
 PAPER_PEAK: Mapping[str, float] = MappingProxyType({"a100": 312.0, "h100": 989.0})
-FAMILY_GPU: Mapping[str, str] = MappingProxyType({"ampere": "a100", "hopper": "h100"})
-FAMILY_INHERITS: Mapping[str, str] = MappingProxyType({"blackwell": "hopper"})
 
 SeriesKey = tuple[str, str, str, str, bool, int]
 
@@ -400,12 +399,12 @@ def paper_rate(gpu: str, kernel: str, pass_: str, causal: bool, d: int, s: int) 
     return None
 
 
-def kernel_on(kernel: str, family: str) -> tuple[str, str]:
-    """The (paper GPU, kernel) whose figures stand for ``kernel`` on a GPU ``family``:
-    FlashAttention-3 and cuDNN's figures are Hopper's; elsewhere (and for ``sdpa``, whose
-    flash backend is FlashAttention-2's kernel) FlashAttention-2's."""
-    family = FAMILY_INHERITS.get(family, family)
-    gpu = FAMILY_GPU.get(family, "a100")
+def kernel_on(kernel: str, figures: str) -> tuple[str, str]:
+    """The (paper GPU, kernel) whose figures stand for ``kernel`` on a GPU whose
+    ``attention_figures`` (the GPU table) are ``figures``: FlashAttention-3 and cuDNN's figures
+    are Hopper's; elsewhere (and for ``sdpa``, whose flash backend is FlashAttention-2's
+    kernel) FlashAttention-2's."""
+    gpu = figures if figures in PAPER_PEAK else "a100"
     if kernel == "sdpa" or (kernel in ("flash3", "cudnn") and gpu != "h100"):
         kernel = "flash2"
     if kernel == "triton" and gpu == "h100":
@@ -417,10 +416,11 @@ def kernel_on(kernel: str, family: str) -> tuple[str, str]:
     return gpu, kernel
 
 
-def attention_fraction(kernel: str, family: str, pass_: str, d: int, s: int) -> float:
-    """The fraction of the dense peak a causal ``kernel`` sustains on a GPU ``family`` for
-    ``pass_`` (``fwd`` or ``bwd``) at padded head dim ``d`` and sequence length ``s``."""
-    gpu, name = kernel_on(kernel, family)
+def attention_fraction(kernel: str, figures: str, pass_: str, d: int, s: int) -> float:
+    """The fraction of the dense peak a causal ``kernel`` sustains on a GPU whose
+    ``attention_figures`` are ``figures`` (a100, h100) for ``pass_`` (``fwd`` or ``bwd``) at
+    padded head dim ``d`` and sequence length ``s``."""
+    gpu, name = kernel_on(kernel, figures)
     rate = paper_rate(gpu, name, pass_, True, d, s)
     if rate is None:  # every kernel_on() result has figures; kept for the type checker
         rate = paper_rate(gpu, "flash2", "fwd_bwd", True, d, s) or PAPER_PEAK[gpu] / 2

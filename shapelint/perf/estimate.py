@@ -7,12 +7,11 @@ every rule's number comes from the same model and the same counterfactual (DESIG
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
+from shapelint.core.dtypes import ELEMENT_BYTES
 from shapelint.core.model import CAPACITY_DIMS, Dim, Estimate, Fix, ModelConfig, Target
-from shapelint.hardware.gpus import ELEMENT_BYTES, GPU
+from shapelint.hardware.gpus import GPU
 from shapelint.perf.attention import attention_fraction
 from shapelint.perf.gemm import CALIBRATION, GemmTime, gemm_time
 from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops
@@ -34,64 +33,29 @@ def window_share(s: int, window: int) -> float:
 
 @dataclass(frozen=True)
 class StepCalibration:
-    """Whole-step constants, fitted on the fit rows of published training throughput
-    (tests/perf/data/llm_foundry_mpt.csv; ``python benchmarks/step_calibration.py --fit``
-    refits and prints them; tests/perf/test_perf_step_calibration.py checks that the refit
-    gives these values back).
+    """Whole-step constants that do not depend on the GPU, fitted on the fit rows of published
+    training throughput (tests/perf/data/llm_foundry_mpt.csv; ``python
+    benchmarks/step_calibration.py --fit`` refits them with the per-family ones, and
+    tests/perf/test_perf_step_calibration.py checks that the refit gives these values back).
 
-    ``sustained`` is the fraction of the GEMM model's (best-case, isolated-kernel) compute
-    rate that GEMMs sustain inside a whole training step, by GPU family: what clocks under
-    sustained power, kernel gaps and communication running beside compute cost. Families
-    without published whole-step rows inherit: Volta, Ada, CDNA from Ampere, Blackwell from
-    Hopper. Fused attention is not scaled by it: it runs at the rate its papers measured
-    (`shapelint.perf.attention`).
-
-    ``attention`` scales a fused attention kernel's figure-derived rate, by ``kernel/family``
-    (1.0 where absent). Only ``triton`` is fitted: the MPT runs used llm-foundry's Triton
-    flash-attention (``attn_impl`` default ``triton`` in its submit_benchmarks.py), whose
-    published figure (FlashAttention-2 paper, Fig. 4, A100; on H100 FlashAttention-1's Fig. 7
-    bars stand in) predates the Triton compiler those runs used.
+    The per-family constants fitted on the same rows sit in the GPU table
+    (``shapelint/hardware/gpus.yaml``, ``families``) and reach the step through the GPU:
+    ``step_sustained_fraction``, the fraction of the GEMM model's (best-case, isolated-kernel)
+    compute rate that GEMMs sustain inside a whole training step (what clocks under sustained
+    power, kernel gaps and communication running beside compute cost), and ``attention_scale``,
+    the scale of a fused attention kernel's figure-derived rate (only llm-foundry's Triton
+    kernel is fitted; fused attention is not scaled by the sustained fraction: it runs at the
+    rate its papers measured, `shapelint.perf.attention`).
 
     ``recompute_cost`` is what activation checkpointing costs relative to running every
     layer's forward again (1.0 = a full extra forward): the published rows with checkpointing
     are faster than a full recompute would make them (selective and overlapped recompute).
     """
 
-    sustained: Mapping[str, float]
-    inherit: Mapping[str, str]
     recompute_cost: float = 1.0
-    attention: Mapping[str, float] = dataclasses.field(default_factory=dict)
-
-    def sustained_for(self, arch: str) -> float:
-        """The sustained fraction for a GPU family (inherited where not fitted)."""
-        if arch in self.sustained:
-            return self.sustained[arch]
-        return self.sustained.get(self.inherit.get(arch, "ampere"), 1.0)
-
-    def attention_for(self, kernel: str, arch: str) -> float:
-        """The scale of ``kernel``'s figure-derived rate on a GPU family (1.0 unless fitted;
-        inherited like ``sustained``)."""
-        key = f"{kernel}/{arch}"
-        if key in self.attention:
-            return self.attention[key]
-        return self.attention.get(f"{kernel}/{self.inherit.get(arch, 'ampere')}", 1.0)
 
 
-STEP_CALIBRATION = StepCalibration(
-    sustained=MappingProxyType({"ampere": 0.835, "hopper": 0.692}),
-    attention=MappingProxyType({"triton/ampere": 1.158, "triton/hopper": 1.235}),
-    inherit=MappingProxyType(
-        {
-            "volta": "ampere",
-            "ada": "ampere",
-            "cdna2": "ampere",
-            "cdna3": "ampere",
-            "blackwell": "hopper",
-            "unknown": "ampere",
-        }
-    ),
-    recompute_cost=0.507,
-)
+STEP_CALIBRATION = StepCalibration(recompute_cost=0.507)
 
 
 @dataclass(frozen=True)
@@ -157,7 +121,7 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
     # fp8 recipes run attention in bf16 (Transformer Engine's default).
     rate_dtype = "bf16" if dt == "fp8" else dt
     fraction = attention_fraction(
-        g.kernel or "flash2", gpu.arch, "fwd" if products == 2 else "bwd", dp, s
+        g.kernel or "flash2", gpu.attention_figures, "fwd" if products == 2 else "bwd", dp, s
     )
     compute = work / (fraction * gpu.peak(rate_dtype) * 1e12)
     nbytes = float(tensors * batch * s * head_dim * ELEMENT_BYTES[dt])
@@ -251,12 +215,12 @@ def step_time(
     """Estimate one step of ``config`` on ``target``: its GEMMs at the sustained compute rate
     plus its memory-bound ops (zero time when the workload is empty)."""
     gpu = target.gpu
-    fraction = calibration.sustained_for(gpu.arch)
+    fraction = gpu.step_sustained_fraction
     redo = calibration.recompute_cost
 
     def rate(g: Gemm) -> float:
         # Fused attention runs at its papers' measured rate; GEMMs at the sustained fraction.
-        base = calibration.attention_for(g.kernel, gpu.arch) if g.kind == "flash" else fraction
+        base = gpu.attention_scale.get(g.kernel, 1.0) if g.kind == "flash" else fraction
         return base / redo if g.pass_ == "recompute" else base
 
     estimates = tuple(

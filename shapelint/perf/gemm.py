@@ -6,32 +6,36 @@ when batch > 1). The model, from NVIDIA's *Matrix Multiplication Background* gui
 - **tiles**: the output is cut into thread-block tiles (tm × tn) from the cuBLAS-like set in
   `Calibration.tiles`; a dimension that does not divide the tile pays for the whole tail tile.
   Each tile runs its K loop at the per-SM achievable rate times the tile's efficiency, plus a
-  fixed per-tile cost (prologue and epilogue) worth `Calibration.tile_overhead_k` iterations.
+  fixed per-tile cost (prologue and epilogue) worth ``gpu.tile_overhead_k`` iterations (per GPU
+  family, from the GPU table).
 - **waves**: tiles run in waves of one per SM, so ⌈tiles / SMs⌉ waves are paid in full.
 - **split-K**: when the tiles cannot fill the GPU, K may be split into parts computed by
   separate tiles and summed by a second pass (what cuBLAS and XLA do for small outputs).
 - **alignment**: a contiguous dimension (K for both operands of ``X·Wᵀ``, N of the output; see
   `gemm_time` for the other layouts) that is not a multiple of 16 bytes loses the vectorized
   loads, and one that is a multiple of 16 B but not of the GPU's best alignment (128 B on A100
-  and later) loses a little; the penalty curve comes from Anthony et al. 2024, Fig. 7.
+  and later) loses a little; the penalty curve is the GPU family's ``gpu.align_factor`` (the
+  GPU table: Ampere's from Anthony et al. 2024, Fig. 7; Hopper's from one published point).
 - **roofline**: bytes moved (A, B and C once each) over the memory bandwidth bounds the time
   from below; the slower of compute and memory binds.
 - a fixed launch overhead is added.
 
 The best tile (and split) is taken, as a well-tuned library would. Every constant sits in
-`CALIBRATION` with the published data point it was fitted to; ``benchmarks/calibration_report.py``
-prints model against published for each.
+`CALIBRATION`, or for the per-family ones in the GPU table (``shapelint/hardware/gpus.yaml``),
+with the published data point it was fitted to; ``benchmarks/calibration_report.py`` prints
+model against published for each.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from shapelint.hardware.gpus import ELEMENT_BYTES, GPU
+from shapelint.core.dtypes import ELEMENT_BYTES
+from shapelint.hardware.gpus import GPU
 
 Bound = Literal["compute", "memory"]
 AContig = Literal["k", "m"]
@@ -44,9 +48,10 @@ class Calibration:
 
     # cuBLAS thread-block tiles (NVIDIA Matrix Multiplication Background guide, listed "most to
     # least efficient"), each with its throughput relative to 256x128. The efficiencies, like
-    # the four constants below, were fitted (monotone in that order) to XLA's measured sm_90
-    # table, tests/perf/data/xla_sm90_matmul.csv, bf16 rows, minimizing the median plus a quarter
-    # of the worst relative error in time; benchmarks/calibration_report.py prints the result.
+    # the constants below and Hopper's tile_overhead_k in the GPU table, were fitted (monotone
+    # in that order) to XLA's measured sm_90 table, tests/perf/data/xla_sm90_matmul.csv, bf16
+    # rows, minimizing the median plus a quarter of the worst relative error in time;
+    # benchmarks/calibration_report.py prints the result.
     tiles: tuple[tuple[int, int, float], ...] = (
         (256, 128, 1.00),
         (128, 256, 1.00),
@@ -57,9 +62,6 @@ class Calibration:
         (64, 128, 0.85),
         (64, 64, 0.74),
     )
-    # Fixed cost of one tile (pipeline fill, epilogue) in K-loop iterations. XLA sm_90 fit: at
-    # M = N = 4096 the time grows linearly in K with an intercept of ~10 µs.
-    tile_overhead_k: float = 96.0
     # Split-K factors tried when the tiles do not fill one wave (never splitting below
     # split_k_min_k per part), and the extra cost of combining the parts. XLA sm_90 fit: small
     # M×N with large K (256×256×4096 bf16 runs in 6.4 µs, faster than 256×256×2048).
@@ -72,40 +74,6 @@ class Calibration:
     # Achievable fraction of the datasheet memory bandwidth. XLA sm_90 fit (the fit settles
     # on the datasheet figure itself).
     memory_efficiency: float = 1.0
-    # Throughput relative to aligned, by the largest power of two (in bytes) dividing a
-    # contiguous dimension. Fitted on Anthony et al. 2024, Fig. 7 (A100, QKᵀ with a = 32, fp16,
-    # b = 4, s = 2048; FACTS.md bands: factor of h/a 8-64 → 200-215, 2-4 → 100-150, odd →
-    # 75-95 TFLOP/s) on the fit rows h/a = 504 (16 B), 500 (8 B), 502 (4 B), 501 (2 B), each to
-    # its band's middle; h/a = 496, 506, 503 and 499 are held out
-    # (tests/perf/test_perf_gemm.py checks them against the bands as published). 32 B has no
-    # fit row: between 16 B and 64 B. 64 B keeps the plateau reading (~0.99). 1 B (odd fp8
-    # dims) is taken equal to 2 B. This is Ampere's curve and the default for other families.
-    align_factor: Mapping[int, float] = field(
-        default_factory=lambda: MappingProxyType(
-            {1: 0.40, 2: 0.40, 4: 0.588, 8: 0.589, 16: 0.977, 32: 0.98, 64: 0.99}
-        )
-    )
-    # Per GPU family: the per-tile cost and the alignment curve where a family's own data
-    # exists (see `family_tile_overhead_k`, `family_align_factor`); others use the two above.
-    # Ampere: fitted on Fig. 7's aligned fit rows (h/a = 448 and 480, band 200-215, to the
-    # band's middle): 137 K-iterations (the XLA fit's 96 is Hopper's).
-    tile_overhead_k_by_arch: Mapping[str, float] = field(
-        default_factory=lambda: MappingProxyType({"ampere": 137.0})
-    )
-    # Hopper: one published point, H100 bf16 8193×5008×2501 at ~500 TFLOP/s (quoted in issue
-    # #10; layout not stated, row-major X·W assumed: K = 2501 contiguous, odd, 2 B). The model
-    # runs that shape at ~720 TFLOP/s aligned, so an odd dim costs 500/720 = 0.694 on Hopper.
-    # Hopper's 4 B and 8 B penalties are not measured: no harsher than the odd one; 16 B and
-    # up are inherited from Ampere. Other families inherit Ampere's curve (no data).
-    align_factor_by_arch: Mapping[str, Mapping[int, float]] = field(
-        default_factory=lambda: MappingProxyType(
-            {
-                "hopper": MappingProxyType(
-                    {1: 0.694, 2: 0.694, 4: 0.694, 8: 0.694, 16: 0.977, 32: 0.98, 64: 0.99}
-                )
-            }
-        )
-    )
     # Skinny GEMMs (M ≤ skinny_max_m rows, e.g. decode at a small batch): cuBLAS runs GEMV and
     # split-K kernels over narrow tiles rather than 64×64 and wider thread-block tiles, so no
     # tile or wave of M is wasted beyond the Tensor Core's 16-row MMA granularity and K is split
@@ -189,13 +157,13 @@ def largest_pow2_divisor(n: int) -> int:
     return n & -n
 
 
-def _align_factor_of(nbytes: int, gpu: GPU, cal: Calibration, free_from: int) -> float:
-    """Throughput factor for a contiguous dimension of ``nbytes`` bytes."""
+def _align_factor_of(nbytes: int, gpu: GPU, free_from: int) -> float:
+    """Throughput factor for a contiguous dimension of ``nbytes`` bytes (the GPU family's
+    alignment curve, ``gpu.align_factor``)."""
     p = largest_pow2_divisor(nbytes)
     if p >= gpu.best_align_bytes or p >= free_from:
         return 1.0
-    table = cal.align_factor_by_arch.get(gpu.arch, cal.align_factor)
-    return table.get(p, 1.0)
+    return gpu.align_factor.get(p, 1.0)
 
 
 def alignment_factor(
@@ -214,10 +182,8 @@ def alignment_factor(
     dims = {"m": m, "n": n, "k": k}
     factor = 1.0
     for d in {a_contig, b_contig}:
-        factor = min(factor, _align_factor_of(dims[d] * elem, gpu, calibration, 1 << 62))
-    out = _align_factor_of(
-        n * OUTPUT_BYTES[dtype], gpu, calibration, calibration.output_free_align_bytes
-    )
+        factor = min(factor, _align_factor_of(dims[d] * elem, gpu, 1 << 62))
+    out = _align_factor_of(n * OUTPUT_BYTES[dtype], gpu, calibration.output_free_align_bytes)
     return min(factor, out)
 
 
@@ -250,7 +216,7 @@ def gemm_time(
     nbytes = float(batch * (m * k * elem + k * n * elem + m * n * OUTPUT_BYTES[dtype]))
     rate = gpu.achievable_flops(dtype)
     bandwidth = gpu.mem_bw_gbs * 1e9 * cal.memory_efficiency
-    overhead_k = cal.tile_overhead_k_by_arch.get(gpu.arch, cal.tile_overhead_k)
+    overhead_k = gpu.tile_overhead_k
     align = alignment_factor(
         m, n, k, gpu=gpu, dtype=dtype, a_contig=a_contig, b_contig=b_contig, calibration=cal
     )

@@ -4,8 +4,8 @@ A transformer step is more than its GEMMs: norms, activations, the gated-MLP pro
 adds, rotary embedding, the softmax of unfused attention, the embedding lookup and its
 gradient, the cross-entropy over the vocab, and in training the optimizer step and the
 data-parallel gradient reduction. Each is a named `MemOp` with the bytes it moves; its time is
-those bytes at the GPU's achievable streaming bandwidth (`MEMORY_FRACTION`, per GPU family,
-measured) plus a per-kernel floor.
+those bytes at the GPU's achievable streaming bandwidth (``gpu.memory_stream_fraction`` of the
+datasheet figure, per GPU family, measured: the GPU table) plus a per-kernel floor.
 
 Bytes are counted per element from the kernels a framework launches: one read or write of an
 activation element costs ``e`` bytes (2 in bf16/fp16/fp8 recipes, whose activations are bf16;
@@ -31,24 +31,6 @@ from shapelint.core.model import Dim, ModelConfig, Target
 from shapelint.hardware.gpus import GPU
 from shapelint.perf.fusion import fusions
 from shapelint.perf.workload import Pass, layer_plan
-
-# Achievable fraction of the datasheet DRAM bandwidth for a streaming kernel (one load and one
-# store stream: y = c·x), by GPU family. RRZE-HPC/gpu-benches, gpu-stream, "scale" column at
-# 100% occupancy (commit 1038c5d0d0f48cfe9912930d34eb2d8a31b72b9b): V100 809 of 900 GB/s,
-# A100 80GB 1737 of 2039, H100 PCIe 1704 of 2000, L40 776 of 864, MI210 1362 of 1638,
-# MI300X 3997 of 5300. Blackwell has no measurement there: Hopper's fraction is inherited.
-MEMORY_FRACTION: Mapping[str, float] = MappingProxyType(
-    {
-        "volta": 0.899,
-        "ampere": 0.852,
-        "ada": 0.898,
-        "hopper": 0.852,
-        "blackwell": 0.852,
-        "cdna2": 0.832,
-        "cdna3": 0.754,
-        "unknown": 0.852,
-    }
-)
 
 # GPU-side floor of one small kernel (assumed, not fitted: the duration of an empty
 # elementwise kernel on the GPU timeline is 1-3 µs on these GPUs; host launch cost overlaps
@@ -94,15 +76,10 @@ class MemOpTime:
     bandwidth_gbs: float
 
 
-def memory_fraction(gpu: GPU) -> float:
-    """Achievable fraction of ``gpu``'s DRAM bandwidth for streaming kernels."""
-    return MEMORY_FRACTION.get(gpu.arch, MEMORY_FRACTION["unknown"])
-
-
 def memop_time(op: MemOp, gpu: GPU, scale: float = 1.0) -> MemOpTime:
     """Time of one call of ``op``: bytes at the achievable bandwidth (or over the link) plus
     the kernel floor, times ``scale``; ``exposed_s`` is what remains after ``overlap_s``."""
-    local = gpu.mem_bw_gbs * memory_fraction(gpu)
+    local = gpu.mem_bw_gbs * gpu.memory_stream_fraction
     bandwidth = op.link_gbs if op.link_gbs is not None else local
     time_s = (op.bytes / (bandwidth * 1e9) + op.kernels * KERNEL_FLOOR_S) * scale
     exposed = max(0.0, time_s - op.overlap_s)

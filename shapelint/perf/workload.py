@@ -85,13 +85,14 @@ WINDOW_KERNELS = frozenset({"flash2", "flash3"})
 
 def attention_kernel(target: Target) -> str:
     """The fused attention kernel ``target`` runs: its ``attention`` choice, where ``flash``
-    means the GPU's default (FlashAttention-3 on Hopper, FlashAttention-2 elsewhere; FA3 is
-    Hopper-only, so it falls back to FA2 on other GPUs)."""
+    means the GPU's default (``default_flash_kernel`` in the GPU table: FlashAttention-3 on
+    Hopper, FlashAttention-2 elsewhere; FA3 is Hopper-only, so it falls back to FA2 on GPUs
+    whose default it is not)."""
     choice = target.attention
-    hopper = target.gpu.arch == "hopper"
+    default = target.gpu.default_flash_kernel
     if choice == "flash":
-        return "flash3" if hopper else "flash2"
-    if choice == "flash3" and not hopper:
+        return default
+    if choice == "flash3" and default != "flash3":
         return "flash2"
     return choice
 

@@ -1,6 +1,6 @@
 """Shell launch scripts (``*.sh``) that pass a model's shape as command-line flags.
 
-Megatron-LM (and its forks, Megatron-DeepSpeed) is most often configured by a script::
+A training framework is often configured by a script (here a Megatron-LM one)::
 
     HIDDEN=4096
     GPT_MODEL_ARGS=(
@@ -25,25 +25,28 @@ unknown: which run the script launches is not for a reader to guess; so is a var
 picked by ``MODEL_SIZE`` or a debug switch).
 
 Flags kept in an option string, ``GPT_ARGS="--num-layers $NLAYERS …"`` passed on as
-``$GPT_ARGS`` (Megatron-DeepSpeed's and BigScience's scripts), are read where the string is
-assigned: a double-quoted string expands its variables there; a single-quoted one expands
-them where it is used, so a value holding ``$`` is unknown.
+``$GPT_ARGS``, are read where the string is assigned: a double-quoted string expands its
+variables there; a single-quoted one expands them where it is used, so a value holding ``$``
+is unknown.
 
 Inside ``case … esac`` a word followed by ``)`` or ``|`` is a pattern (a script's own
 argument parser: ``--seq-length) SEQ=$2 ;;``), not a flag.
 
-A script holds a candidate only when it passes a model-shape flag (`SHAPE_FLAGS`); any other
-script is no config and costs one scan.
+What the flags mean is no part of the grammar: a dialect registers a `hooks.ShellFlags` that
+names the flags making a script a model's config (its shape flags), the programs that read
+them, and how its framework reads the entries (dummy sizes). A script holds a candidate only
+when it passes a registered shape flag; any other script is no config and costs one scan.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from shapelint.core.source import Candidate, Document, Entry, LineIndex, Mapping, Scalar, Span
+from shapelint.readers import hooks
 
-SHAPE_FLAGS = frozenset({"--hidden-size", "--num-layers", "--num-attention-heads"})
 _SEPARATORS = frozenset("();|&")
 _FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\Z")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
@@ -379,107 +382,27 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
         i = _flag(reader, tokens, i, tok, flags, expand=quote == '"', known=not conditional)
 
 
-# Sizes a Megatron program must be given even when it builds no model from them: its parser
-# requires --num-layers, --hidden-size, --num-attention-heads and --max-position-embeddings
-# (megatron/arguments.py:279-283 in microsoft/Megatron-DeepSpeed at f4157bea), so data tools
-# (examples_deepspeed/data_efficiency/analyze_data.py) and checkpoint converters, which take the
-# shape from the checkpoint (Pai-Megatron-Patch's hf2mcore.py:209-219 at a098ca5a), pass 1s.
-PLACEHOLDER_FLAGS = frozenset(
-    {
-        "--hidden-size",
-        "--num-attention-heads",
-        "--num-layers",
-        "--ffn-hidden-size",
-        "--num-query-groups",
-        "--kv-channels",
-        "--max-position-embeddings",
-        "--seq-length",
-        "--vocab-size",
-        "--make-vocab-size-divisible-by",
-    }
-)
-
-
-def _placeholders(entries: list[Entry]) -> list[Entry]:
-    """A hidden size of 1 is no model's: the script's sizes of 1 are placeholders (unknown),
-    the real shape comes from elsewhere. Other values stay as written."""
-    hidden = next((e.value for e in entries if e.key == "--hidden-size"), None)
-    if not isinstance(hidden, Scalar) or not hidden.known or hidden.value != 1:
-        return entries
-    out = []
-    for entry in entries:
-        value = entry.value
-        if (
-            entry.key in PLACEHOLDER_FLAGS
-            and isinstance(value, Scalar)
-            and value.known
-            and value.value == 1
-        ):
-            placeholder = Scalar(None, value.span, expression="1 (a placeholder)", known=False)
-            entry = Entry(entry.key, entry.key_span, placeholder)
-        out.append(entry)
-    return out
-
-
-# A checkpoint converter builds the model its flags describe to copy weights into it, but runs
-# no training step: its batch and sequence flags are dummies (Pai-Megatron-Patch's converters
-# pass ``--micro-batch-size 1 --seq-length 1``, toolkits/model_checkpoints_convertor and
-# distributed_checkpoints_convertor at a098ca5a). Recognised by the Python program the script
-# runs, when it runs no training or inference one.
-_CONVERTER = re.compile(
-    r"(?:^|[/\s])(?:hf2mcore|mcore2hf|hf2megatron|megatron2hf|hf2megablocks|convert|checkpoint_util)"
-    r"[\w.-]*\.py\b"
-)
-_RUNNER = re.compile(
-    r"(?:^|[/\s])[\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py\b"
-)
-RUN_FLAGS = frozenset(
-    {"--seq-length", "--decoder-seq-length", "--micro-batch-size", "--global-batch-size"}
-)
-
-
-def _converts_checkpoints(text: str) -> bool:
-    return bool(_CONVERTER.search(text)) and not _RUNNER.search(text)
-
-
-def _runs(tokens: list[_Token]) -> str:
-    """The training, inference and evaluation programs the script names outside comments
-    (``pretrain_gpt.py``; file names only, sorted, one space between), for the dialect: which
-    program reads the flags decides the defaults of those left out."""
-    names: set[str] = set()
-    for tok in tokens:
-        if isinstance(tok, _Word):
-            names.update(m.group(1) for m in _PROGRAM.finditer(tok.text))
-    return " ".join(sorted(names))
-
-
-# A program name, also where a variable is assigned it (``PRETRAIN_SCRIPT_PATH="pretrain_gpt.py"``).
-_PROGRAM = re.compile(
-    r"(?:^|[/\s=])([\w.-]*(?:pretrain|finetune|train|generat|infer|eval)[\w.-]*\.py)\b"
-)
-
-
-def _not_a_run(entries: list[Entry]) -> list[Entry]:
-    """A converter's batch and sequence flags: unknown (the model shape stays)."""
-    out = []
-    for entry in entries:
-        value = entry.value
-        if entry.key in RUN_FLAGS and isinstance(value, Scalar) and value.known:
-            text = f"{value.value} (a checkpoint converter's: it runs no training step)"
-            entry = Entry(
-                entry.key, entry.key_span, Scalar(None, value.span, expression=text, known=False)
-            )
-        out.append(entry)
-    return out
-
-
 def parse_shell(path: str, text: str) -> Document:
     """A shell script as a `Document`: one candidate of its ``--flag value`` pairs (one per
-    model size when the script picks its sizes by a variable it is given), or none."""
+    model size when the script picks its sizes by a variable it is given), or none. Which
+    flags make a config is the registered `ShellFlags`' (the first that finds one reads it)."""
     doc = Document(path=path, text=text, format="shell")
+    if not hooks.SHELL:
+        return doc
     tokens = _tokens(text)
-    programs = _runs(tokens)
-    selector = _selector(tokens, text)
+    for grammar in hooks.SHELL:
+        doc.candidates.extend(_candidates(path, text, tokens, grammar))
+        if doc.candidates:
+            break
+    return doc
+
+
+def _candidates(
+    path: str, text: str, tokens: list[_Token], grammar: hooks.ShellFlags
+) -> list[Candidate]:
+    """The script's candidates as ``grammar`` reads them: none without one of its shape flags."""
+    programs = _runs(tokens, _compiled(grammar.programs))
+    selector = _selector(tokens, text, grammar.shape_flags)
     if selector is None:
         runs: list[tuple[str, list[_Token]]] = [("", tokens)]
     else:
@@ -487,10 +410,11 @@ def parse_shell(path: str, text: str) -> Document:
             (f"{selector.name}={value}" if selector.enumerated else "", resolved)
             for value, resolved in selector.runs(tokens)
         ]
+    out = []
     for name, stream in runs:
         reader = _Reader(path, text)
         flags = _read_flags(reader, stream)
-        if not SHAPE_FLAGS & flags.keys():
+        if not grammar.shape_flags & flags.keys():
             continue
         entries = []
         for flag, uses in flags.items():
@@ -499,12 +423,25 @@ def parse_shell(path: str, text: str) -> Document:
                 shown = value.expression or self_text(value)
                 value = Scalar(None, value.span, expression=shown, known=False)
             entries.append(Entry(flag, key_span, value))
-        entries = _placeholders(entries)
-        if _converts_checkpoints(text):
-            entries = _not_a_run(entries)
-        root = Mapping(tuple(entries), reader.span(0, len(text)))
-        doc.candidates.append(Candidate(name=name, root=root, kind="shell", callee=programs))
-    return doc
+        root = Mapping(tuple(grammar.finish(text, entries)), reader.span(0, len(text)))
+        out.append(Candidate(name=name, root=root, kind="shell", callee=programs))
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _runs(tokens: list[_Token], programs: re.Pattern[str]) -> str:
+    """The programs the script names outside comments, as ``programs`` matches them (group 1,
+    the file name; sorted, one space between), for the dialect: which program reads the
+    flags decides the defaults of those left out."""
+    names: set[str] = set()
+    for tok in tokens:
+        if isinstance(tok, _Word):
+            names.update(m.group(1) for m in programs.finditer(tok.text))
+    return " ".join(sorted(names))
 
 
 def _read_flags(reader: _Reader, tokens: list[_Token]) -> _Flags:
@@ -566,12 +503,14 @@ _TEST_OPERATORS = frozenset({"=", "=="})
 _TEST_BRACKETS = {"[": "]", "[[": "]]"}
 # More sizes than this in one script are not read one by one (a stress test, not a script).
 MAX_SIZES = 16
-# ``--hidden-size ${HIDDEN_SIZE}`` (a flag, or one in an option string): the variables whose
-# assignments make a branch a choice of model size.
-_SHAPE_VALUE = re.compile(
-    r"--(?:hidden-size|num-layers|num-attention-heads)(?:=|[ \t]+)"
-    r"[\"']?\$\{?([A-Za-z_][A-Za-z0-9_]*)"
-)
+
+
+@functools.lru_cache(maxsize=16)
+def _shape_value(shape_flags: frozenset[str]) -> re.Pattern[str]:
+    """``--hidden-size ${HIDDEN_SIZE}`` for each shape flag (a flag, or one in an option
+    string): the variables whose assignments make a branch a choice of model size."""
+    names = "|".join(re.escape(f) for f in sorted(shape_flags, key=lambda f: (-len(f), f)))
+    return re.compile(rf"(?:{names})(?:=|[ \t]+)[\"']?\$\{{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass
@@ -713,9 +652,9 @@ class _Selector:
         return out
 
 
-def _selector(tokens: list[_Token], text: str) -> _Selector | None:
+def _selector(tokens: list[_Token], text: str, shape_flags: frozenset[str]) -> _Selector | None:
     """The variable whose plain tests choose the values of the shape flags, or None."""
-    shape_vars = set(_SHAPE_VALUE.findall(text))
+    shape_vars = set(_shape_value(shape_flags).findall(text)) if shape_flags else set()
     if not shape_vars or "if" not in text:
         return None
     starts = _statement_starts(tokens)

@@ -17,8 +17,6 @@ MEMORY_BOUND_SHARE = 0.5  # above this share of projection time below the ridge,
 
 # Keys that hold a model's maximum context, not the sequence length a run trains at.
 _MAX_CONTEXT_KEYS = frozenset({"max_position_embeddings", "n_positions"})
-# Dialects whose ``block_size`` is the maximum context (LitGPT trains at train.max_seq_length).
-_BLOCK_SIZE_IS_CONTEXT = frozenset({"litgpt", "gpt-fast"})
 # The GEMMs of the linear layers (the ones whose M dimension is the tokens).
 PROJECTIONS = frozenset(
     {
@@ -65,8 +63,8 @@ def training_seq(config: ModelConfig, target: Target) -> Value | None:
     leaf = value.key.rsplit(".", 1)[-1].replace("-", "_")
     if leaf in _MAX_CONTEXT_KEYS:
         return None
-    if leaf == "block_size" and config.dialect in _BLOCK_SIZE_IS_CONTEXT:
-        return None
+    if leaf in config.traits.context_keys:
+        return None  # the framework's maximum context (LitGPT's ``block_size``)
     return value
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from shapelint.core.dtypes import normalize_dtype
 from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule, describe
 
@@ -26,7 +27,6 @@ RULE = Rule(
 )
 
 MULTIPLE = 16
-FP8_NAMES = frozenset({"fp8", "float8", "float8_e4m3fn", "float8_e5m2", "e4m3", "e5m2"})
 
 EXAMPLES = [
     Example(
@@ -45,11 +45,12 @@ EXAMPLES = [
 
 
 def is_fp8(config: ModelConfig, target: Target) -> bool:
-    """True when the target dtype or the config's own dtype is an FP8 format."""
+    """True when the target dtype or the config's own dtype is an FP8 format (any spelling
+    the dtype table knows, the same reading that chose the target's dtype)."""
     if target.dtype == "fp8":
         return True
     dtype = config.get(Dim.DTYPE)
-    return dtype is not None and str(dtype.value).lower() in FP8_NAMES
+    return dtype is not None and normalize_dtype(dtype.value) == "fp8"
 
 
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.core.model import Dim, Finding, ModelConfig, Target
-from shapelint.hardware.arch import compute_capability
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import head_dim_views, refused_by
 
@@ -91,7 +90,7 @@ def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the head dim when FlashAttention-4 refuses it on the target GPU."""
     if "flash-attn4" not in target.engines or not config.has_attention:
         return
-    capability = compute_capability(target.gpu)
+    capability = target.gpu.compute_capability
     head_dim, d = config.get(Dim.HEAD_DIM), config.int(Dim.HEAD_DIM)
     if capability is None or head_dim is None or d is None:
         return

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from shapelint.core.model import Dim, Finding, ModelConfig, Target, Value
-from shapelint.hardware.arch import compute_capability, sm
+from shapelint.hardware.arch import sm
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, head_dim_views, refused_by
 from shapelint.rules.te_attention import Choice, choose, reasons
@@ -77,7 +77,7 @@ def te_choice(config: ModelConfig, target: Target) -> tuple[Value, Choice, str] 
     fused kernels, or None when the rule does not apply."""
     if target.mode != "train" or not config.has_attention:
         return None
-    cc = compute_capability(target.gpu)
+    cc = target.gpu.compute_capability
     head_dim, d = config.get(Dim.HEAD_DIM), config.int(Dim.HEAD_DIM)
     a, kv = config.int(Dim.HEADS), config.int(Dim.KV_HEADS)
     if cc is None or cc < (8, 0) or head_dim is None or d is None or a is None or kv is None:

@@ -48,7 +48,6 @@ VERIFIED = {
 
 # MXFP8_BLOCK_SCALING_SIZE (transformer_engine/pytorch/constants.py:175).
 BLOCK = 32
-MEGATRON_DIALECTS = frozenset({"megatron-lm", "nemo"})
 
 _QWEN25_72B = (
     '{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 8192, "num_attention_heads": 64,\n'
@@ -77,8 +76,8 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     engines = engines_for(target, VERIFIED)
     if not engines or target.dtype != "fp8" or target.fp8_recipe != "mxfp8":
         return
-    if target.mode != "train" or not config.gated_mlp or config.dialect in MEGATRON_DIALECTS:
-        return
+    if target.mode != "train" or not config.gated_mlp or config.traits.own_mlp_activation:
+        return  # no fused gated activation (Megatron-LM and NeMo apply their own)
     t = max(target.tp, 1)
     ffn, f = config.get(Dim.FFN), config.int(Dim.FFN)
     if ffn is None or f is None or f % t or (f // t) % BLOCK == 0:

@@ -57,7 +57,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from shapelint.core.model import Dim, Finding, ModelConfig, Target
-from shapelint.hardware.arch import compute_capability, sm
+from shapelint.hardware.arch import sm
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, is_mla
 from shapelint.rules.sl321_te_attention_unfused import unfused_slowdown
@@ -136,7 +136,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         return
     if target.dtype in ("fp32", "tf32"):
         return
-    cc = compute_capability(target.gpu)
+    cc = target.gpu.compute_capability
     head_dim, d = config.get(Dim.HEAD_DIM), config.int(Dim.HEAD_DIM)
     if cc not in FMHA_V2_SMS or head_dim is None or d is None:
         return

@@ -21,15 +21,15 @@ Source: TransformerEngine commit d0067d0d (2.20.0.dev0)
 ``transformer_engine/pytorch/quantization.py:149-158`` (FP8 support), ``:162-168`` (MXFP8),
 ``:224-239`` (``check_recipe_support``: delayed and current scaling → FP8 support, MXFP8 →
 MXFP8 support; raises with the reason), ``:1043-1044`` (``autocast.__enter__`` calls it);
-compute capabilities from ``shapelint.hardware.arch``.
+compute capabilities from the GPU table (``compute_capability``, NVIDIA's CUDA GPUs page).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapelint.core.model import Dim, Finding, ModelConfig, Target, normalize_dtype
-from shapelint.hardware.arch import compute_capability
+from shapelint.core.dtypes import normalize_dtype
+from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 
@@ -98,7 +98,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         return
     if dtype is None or normalize_dtype(dtype.value) != "fp8" or target.fp8_recipe not in NEEDS:
         return
-    capability = compute_capability(target.gpu)
+    capability = target.gpu.compute_capability
     needed, words = NEEDS[target.fp8_recipe]
     if capability is None or capability >= needed:
         return

@@ -70,44 +70,43 @@ def test_head_dim_order_differs_by_kernel_on_h100() -> None:
     # FlashAttention-3 642 > 616; cuDNN 509 < 539. The model keeps each kernel's order, per
     # FLOP of real work, at every sequence length the figure covers.
     for s in (2048, 8192, 16384):
-        fa2 = [attention_fraction("flash2", "hopper", "fwd", d, s) for d in (128, 256)]
-        fa3 = [attention_fraction("flash3", "hopper", "fwd", d, s) for d in (128, 256)]
+        fa2 = [attention_fraction("flash2", "h100", "fwd", d, s) for d in (128, 256)]
+        fa3 = [attention_fraction("flash3", "h100", "fwd", d, s) for d in (128, 256)]
         assert fa2[1] < fa2[0]
         assert fa3[1] > fa3[0]
     # The FA2 backward at 256 has no figure: it follows the forward's ratio (slower too).
-    assert attention_fraction("flash2", "hopper", "bwd", 256, 8192) < attention_fraction(
-        "flash2", "hopper", "bwd", 128, 8192
+    assert attention_fraction("flash2", "h100", "bwd", 256, 8192) < attention_fraction(
+        "flash2", "h100", "bwd", 128, 8192
     )
 
 
 def test_short_sequences_run_slower() -> None:
     # FA2 paper Fig. 4, causal, head dim 128, A100: 99 TFLOP/s at 512, 189 at 16k.
-    short = attention_fraction("flash2", "ampere", "fwd", 128, 512) * 312
-    long = attention_fraction("flash2", "ampere", "fwd", 128, 16384) * 312
+    short = attention_fraction("flash2", "a100", "fwd", 128, 512) * 312
+    long = attention_fraction("flash2", "a100", "fwd", 128, 16384) * 312
     assert short == pytest.approx(99, rel=0.1)
     assert long == pytest.approx(189, rel=0.1)
 
 
 def test_which_figures_stand_for_a_kernel() -> None:
-    assert kernel_on("flash3", "ampere") == ("a100", "flash2")  # FA3 is Hopper-only
-    assert kernel_on("cudnn", "ampere") == ("a100", "flash2")
-    assert kernel_on("sdpa", "hopper") == ("h100", "flash2")
-    assert kernel_on("triton", "ampere") == ("a100", "triton")
-    assert kernel_on("triton", "hopper") == ("h100", "flash1")  # no H100 Triton figure
-    assert kernel_on("flash3", "blackwell") == ("h100", "flash3")
-    assert kernel_on("flash2", "ada") == ("a100", "flash2")
-    # Another GPU of a family runs at the same fraction of its own peak.
-    assert attention_fraction("flash2", "ada", "fwd", 128, 4096) == attention_fraction(
-        "flash2", "ampere", "fwd", 128, 4096
-    )
+    assert kernel_on("flash3", "a100") == ("a100", "flash2")  # FA3 is Hopper-only
+    assert kernel_on("cudnn", "a100") == ("a100", "flash2")
+    assert kernel_on("sdpa", "h100") == ("h100", "flash2")
+    assert kernel_on("triton", "a100") == ("a100", "triton")
+    assert kernel_on("triton", "h100") == ("h100", "flash1")  # no H100 Triton figure
+    assert kernel_on("flash3", lookup("b200").attention_figures) == ("h100", "flash3")
+    assert kernel_on("flash2", lookup("l40s").attention_figures) == ("a100", "flash2")
+    # Another GPU of a family takes its family's figures, at the same fraction of its own peak.
+    assert lookup("a10").attention_figures == lookup("a100").attention_figures == "a100"
+    assert lookup("h200").attention_figures == "h100"
 
 
 def test_head_dims_without_a_figure() -> None:
     # Below the smallest published head dim the rate scales with d; between two it is linear.
-    f32 = attention_fraction("flash2", "ampere", "fwd", 32, 4096)
-    f64 = attention_fraction("flash2", "ampere", "fwd", 64, 4096)
-    f96 = attention_fraction("flash2", "ampere", "fwd", 96, 4096)
-    f128 = attention_fraction("flash2", "ampere", "fwd", 128, 4096)
+    f32 = attention_fraction("flash2", "a100", "fwd", 32, 4096)
+    f64 = attention_fraction("flash2", "a100", "fwd", 64, 4096)
+    f96 = attention_fraction("flash2", "a100", "fwd", 96, 4096)
+    f128 = attention_fraction("flash2", "a100", "fwd", 128, 4096)
     assert f32 == pytest.approx(f64 / 2)
     assert f96 == pytest.approx((f64 + f128) / 2)
 

@@ -237,3 +237,46 @@ def test_duplicate_alias_in_one_file(tmp_path: Path) -> None:
 
 def test_normalize() -> None:
     assert gpus.normalize(" H100_SXM-5 ") == "h100sxm5"
+
+
+@pytest.mark.parametrize(
+    ("name", "node", "per_node", "inter_gbs", "intra_gbs"),
+    [
+        # DGX H100: 900 GB/s bidirectional NVLink per GPU (450 each way), one 400 Gb/s NDR
+        # InfiniBand port per GPU (50 GB/s each way).
+        ("H100-SXM", "DGX H100", 8, 50.0, 450.0),
+        ("H200", "DGX H200", 8, 50.0, 450.0),
+        ("B200", "DGX B200", 8, 50.0, 900.0),
+        ("A100-SXM-80GB", "DGX A100 (640 GB)", 8, 25.0, 300.0),
+        ("GB200", "DGX GB200 NVL72", 72, None, 900.0),
+        ("H100-PCIe", None, None, None, 64.0),  # no reference system: left out
+        ("MI300X", None, None, None, None),
+    ],
+)
+def test_node_and_network_figures(
+    name: str,
+    node: str | None,
+    per_node: int | None,
+    inter_gbs: float | None,
+    intra_gbs: float | None,
+) -> None:
+    gpu = lookup(name)
+    assert (gpu.reference_node, gpu.gpus_per_node, gpu.inter_node_gbs) == (
+        node,
+        per_node,
+        inter_gbs,
+    )
+    assert gpu.interconnect_gbs == intra_gbs
+    if node is not None:  # the reference system is named in the entry's sources
+        assert any("DGX" in s for s in gpu.source), gpu.source
+
+
+def test_node_fields_in_a_user_file(tmp_path: Path) -> None:
+    path = tmp_path / "gpus.yaml"
+    node = "    reference_node: lab\n    gpus_per_node: 4\n    inter_node_gbs: 25\n"
+    path.write_text(GOOD_USER.replace("    l2_mb: 50\n", "    l2_mb: 50\n" + node))
+    gpu = load_table(path).lookup("My-H100")
+    assert (gpu.reference_node, gpu.gpus_per_node, gpu.inter_node_gbs) == ("lab", 4, 25.0)
+    path.write_text(GOOD_USER.replace("    l2_mb: 50\n", "    l2_mb: 50\n    gpus_per_node: 2.5\n"))
+    with pytest.raises(GPUTableError, match="gpus_per_node"):
+        load_table(path)

@@ -41,8 +41,9 @@ Values are constant-folded where that is exact: literals (``50_304``), arithmeti
 constants, comprehensions — is a `Scalar` with ``known=False`` and value ``None``: unknown, never
 guessed. Comprehensions are not expanded.
 
-LitGPT's name-variant loops (``for c in llama_2: copy = deepcopy(c); …``) are expanded by the
-LitGPT dialect (`shapelint.dialects.litgpt_loops.VariantLoops`), which describes them.
+Configs that module-level code builds from written ones (LitGPT's name-variant loops, ``for c
+in llama_2: copy = deepcopy(c); …``) are built by the module hooks a dialect registers
+(`shapelint.readers.hooks.ModuleHook`); the reader shows them every module-level statement.
 
 Syntax errors become an ``SL000`` problem (located with Python's own parser, as users see it
 from ``python -c``); duplicate dict keys and repeated keyword arguments become ``SL001``.

@@ -37,11 +37,11 @@ class ClassReader(ValueReader):
         text: str,
         module: cst.Module,
         positions: AbcMapping[cst.CSTNode, CodeRange],
-        resolver: ModuleResolver | None = None,
+        resolver: ModuleResolver,
     ) -> None:
         super().__init__(path, text, module, positions)
         # Module-level names that may be base classes: classes read here and imports.
-        self.resolver = resolver if resolver is not None else ModuleResolver()
+        self.resolver = resolver
         self.bindings: dict[str, Binding] = {}
         self.candidates: list[Candidate] = []
         self.names: dict[str, int] = {}

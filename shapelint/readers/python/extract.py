@@ -2,8 +2,9 @@
 
 `Reader` walks a module's statements in order, keeping constants per scope (`evaluate.fold`),
 and turns each config-like class body, call, dict literal and the module namespace into a
-`Candidate` (see the package docstring for the kinds and names). LitGPT's name-variant loops
-are expanded by the LitGPT dialect (`shapelint.dialects.litgpt_loops.VariantLoops`).
+`Candidate` (see the package docstring for the kinds and names). The module hooks the
+dialects register (`shapelint.readers.hooks.ModuleHook`: LitGPT's name-variant loops) see
+every module-level statement and config.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from shapelint.core.source import (
     merge_suppressions,
     parse_suppression,
 )
-from shapelint.dialects.litgpt_loops import VariantLoops
+from shapelint.readers import hooks
 from shapelint.readers.python.classes import ClassReader
 from shapelint.readers.python.evaluate import (
     MAX_DEPTH,
@@ -30,6 +31,7 @@ from shapelint.readers.python.evaluate import (
     string_value,
 )
 from shapelint.readers.python.inherit import (
+    Binding,
     ModuleResolver,
     import_bindings,
 )
@@ -42,7 +44,6 @@ from shapelint.readers.python.scope import (
 from shapelint.readers.python.values import (
     is_collection,
     is_config_like,
-    is_dict_expression,
     mark_shared,
     quote_key,
     states_values,
@@ -64,10 +65,11 @@ class Reader(ClassReader):
         positions: AbcMapping[cst.CSTNode, CodeRange],
         resolver: ModuleResolver | None = None,
     ) -> None:
-        super().__init__(path, text, module, positions, resolver)
+        super().__init__(path, text, module, positions, resolver or ModuleResolver(read_bindings))
         self.suppressions: dict[int, frozenset[str]] = {}
         self.counters: dict[str, int] = {}
-        self.loops = VariantLoops(self, module)
+        # What the dialects registered to follow module-level statements (LitGPT's loops).
+        self.hooks = [make(self, module) for make in hooks.PYTHON_MODULES]
         # The return annotation of the function being read (``KimiK25Model.Config``), if any.
         self.returns: str | None = None
 
@@ -78,7 +80,8 @@ class Reader(ClassReader):
         env: dict[str, Folded] = {}
         module_entries: list[Entry] = []
         self.scan_block(self.module.body, env, scope="", module_entries=module_entries)
-        self.candidates = self.loops.ordered(self.candidates)
+        for hook in self.hooks:
+            self.candidates = hook.ordered(self.candidates)
         if any(isinstance(e.value, Scalar) and e.value.known for e in module_entries):
             root = Mapping(tuple(module_entries), self.index.span(self.path, 0, len(self.text)))
             self.candidates.insert(0, Candidate(name="", root=root, kind="module"))
@@ -111,15 +114,17 @@ class Reader(ClassReader):
 
         module = module_entries is not None
         for stmt in body:
-            read: frozenset[str] = frozenset()
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self.small_statement(small, env, scope, module_entries, in_function)
                     if module:
                         self.rebind(small)
-                        self.loops.follow(small, self.loops.follow_small(small))
+                        for hook in self.hooks:
+                            hook.after(small)
                 continue
             if module:
+                for hook in self.hooks:
+                    hook.before(stmt, env)
                 for name in bound_names(stmt):
                     self.bindings.pop(name, None)
             if isinstance(stmt, cst.ClassDef):
@@ -131,15 +136,14 @@ class Reader(ClassReader):
                 env.pop(stmt.name.value, None)
                 self.function_def(stmt, env, join_scope(scope, stmt.name.value))
             else:
-                if module and isinstance(stmt, cst.For):
-                    read = self.loops.expand(stmt, env)
                 # if / for / while / with / try / match: whatever they bind is not a constant.
                 for name in bound_names(stmt):
                     env.pop(name, None)
                 for block in nested_blocks(stmt):
                     self.scan_block(block, dict(env), scope, in_function=in_function)
             if module:
-                self.loops.follow(stmt, read)
+                for hook in self.hooks:
+                    hook.after(stmt)
 
     def rebind(self, small: cst.BaseSmallStatement) -> None:
         """Update the module-level bindings for one simple statement."""
@@ -344,9 +348,9 @@ class Reader(ClassReader):
                     callee=self.callee(expr) if kind == "call" else "",
                 )
                 self.add(candidate)
-                if not scope and is_dict_expression(expr):
-                    template_label = base if base is not None else self.callee(expr)
-                    self.loops.add_template(expr, candidate, template_label)
+                written_as = base if base is not None else self.callee(expr)
+                for hook in self.hooks if not scope else ():  # module level only
+                    hook.config(expr, candidate, written_as)
             return
         if isinstance(expr, cst.List | cst.Tuple | cst.Set):
             for i, item in enumerate(expr.elements):
@@ -374,3 +378,16 @@ class Reader(ClassReader):
         if isinstance(expr, cst.Call):
             return self.source(expr.func)
         return "{…}"
+
+
+def read_bindings(path: str, text: str, resolver: ModuleResolver) -> dict[str, Binding]:
+    """The module-level bindings (classes read, imports) of the module ``text`` at ``path``,
+    for a class defined elsewhere that derives from one of its classes; raises on bad input."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    module = cst.parse_module(text)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    reader = Reader(path, text, module, positions, resolver)
+    reader.read()
+    return reader.bindings

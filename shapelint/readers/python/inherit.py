@@ -25,10 +25,10 @@ import, a file that does not parse — is *open*: the candidate lists it in
 ``Candidate.open_bases`` and every dim not stated in what was read is unknown (the dialects
 derive nothing for it). A few bases are known to add no model-shape values and are not read:
 ``object``, ``abc.ABC``, ``typing`` forms (``Generic[T]``, ``Protocol``, ``NamedTuple``,
-``TypedDict``), ``enum.Enum``, and framework roots whose defaults the dialects model
-themselves: transformers' ``PretrainedConfig`` and Megatron-core's ``TransformerConfig`` /
-``ModelParallelConfig``. At most `MAX_MODULES` other files of at most `MAX_BYTES` each are read
-per file linted; past that, bases are open.
+``TypedDict``), ``enum.Enum``, and the framework roots whose defaults a dialect models
+itself, as the dialects register them (`shapelint.readers.hooks`: transformers'
+``PretrainedConfig``, Megatron-core's ``TransformerConfig``). At most `MAX_MODULES` other
+files of at most `MAX_BYTES` each are read per file linted; past that, bases are open.
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from typing import TYPE_CHECKING
 from shapelint.core import sandbox
 from shapelint.core.limits import check_python
 from shapelint.core.source import Entry, decode
+from shapelint.readers import hooks
 
 if TYPE_CHECKING:
-    import libcst as cst
+    from collections.abc import Callable
 
-    from shapelint.readers.python.extract import Reader
+    import libcst as cst
 
 # Other modules read while linting one file, and the largest one read.
 MAX_MODULES = 64
@@ -52,7 +53,8 @@ MAX_BYTES = 1_000_000
 # Imports followed through re-exporting modules before a base is called open.
 MAX_HOPS = 16
 
-# Bases that hold no model-shape values, by their last name (any module) …
+# Bases that hold no model-shape values, by their last name (any module); the dialects
+# register the framework roots whose defaults they model themselves (`hooks.ReaderHooks`).
 _NEUTRAL_NAMES = frozenset(
     {
         "object",
@@ -64,18 +66,6 @@ _NEUTRAL_NAMES = frozenset(
         "Enum",
         "IntEnum",
         "StrEnum",
-        # transformers: the shape is the subclass's; the HF dialect models the defaults.
-        "PretrainedConfig",
-        "PreTrainedConfig",
-    }
-)
-# … or by their full name: framework roots whose defaults the dialects model.
-_NEUTRAL_FULL = frozenset(
-    {
-        "megatron.core.transformer.transformer_config.TransformerConfig",
-        "megatron.core.transformer.TransformerConfig",
-        "megatron.core.model_parallel_config.ModelParallelConfig",
-        "megatron.core.ModelParallelConfig",
     }
 )
 
@@ -174,7 +164,12 @@ def _dotted(expr: cst.BaseExpression) -> str | None:
 
 def neutral(full_name: str) -> bool:
     """Whether a base (by its full dotted name) is known to add no model-shape values."""
-    return full_name in _NEUTRAL_FULL or full_name.rsplit(".", 1)[-1] in _NEUTRAL_NAMES
+    last = full_name.rsplit(".", 1)[-1]
+    return (
+        full_name in hooks.NEUTRAL_BASE_PATHS
+        or last in _NEUTRAL_NAMES
+        or last in hooks.NEUTRAL_BASES
+    )
 
 
 @dataclass
@@ -186,6 +181,9 @@ class ModuleResolver:
     and at most `MAX_MODULES` are read.
     """
 
+    # Reads a module's text (path, text, this resolver) into its module-level bindings: the
+    # Python reader's `Reader`, given by it (this module does not import it: a cycle).
+    parse: Callable[[str, str, ModuleResolver], dict[str, Binding]]
     cache: dict[str, dict[str, Binding] | None] = field(default_factory=dict)
     reading: set[str] = field(default_factory=set)
 
@@ -242,11 +240,6 @@ class ModuleResolver:
         return found
 
     def _read(self, path: str) -> dict[str, Binding] | None:
-        import libcst as cst
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
-        from shapelint.readers.python.extract import Reader
-
         if sandbox.refused(path):
             return None  # the parser died on it while this file was read: an open base
         try:
@@ -258,15 +251,11 @@ class ModuleResolver:
                 return None  # over the size/nesting budget: libcst may hang or crash on it
             # Noted, so that a worker that dies in here costs this base, not the file.
             with sandbox.reading(path):
-                module = cst.parse_module(text)
-                positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-                reader: Reader = Reader(path, text, module, positions, self)
-                reader.read()
+                return self.parse(path, text, self)
         except (OSError, UnicodeDecodeError, RecursionError, MemoryError):
             return None
         except Exception:  # libcst's ParserSyntaxError and CSTValidationError: not readable
             return None
-        return reader.bindings
 
 
 def module_file(importer: str, module: str, level: int) -> str | None:
