@@ -75,9 +75,12 @@ def died_message(kind: str, died: object, budget: Budget = DEFAULT) -> str:
 def died_document(path: str, data: bytes, kind: str, message: str) -> Document:
     """A document of ``data`` (decoded leniently, for the skip triage) whose one problem is
     ``message`` at its start."""
+    # The engine names one code, the reading problem, in one place (the pipeline).
+    from shapelint.engine.pipeline import READ_PROBLEM
+
     text = data.decode("utf-8", errors="replace")
     doc = Document(path=path, text=text, format=kind)
-    doc.problems.append(Problem("SL000", message, LineIndex(text).span(path, 0, 0)))
+    doc.problems.append(Problem(READ_PROBLEM, message, LineIndex(text).span(path, 0, 0)))
     return doc
 
 
