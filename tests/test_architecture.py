@@ -2,8 +2,9 @@
 against the layer order, function-level imports included (``TYPE_CHECKING`` blocks excepted).
 
 The order, each layer importing only itself and the layers before it (docs/architecture.md):
-core, hardware, readers, dialects, perf, rules, engine, report, cli. Lazy imports inside
-functions stay allowed for start-up speed, inside that order.
+core, hardware, readers, dialects, perf, rules, engine, report, cli, and the Python API
+(``shapelint.api``, a front end over the commands). Lazy imports inside functions stay allowed
+for start-up speed, inside that order.
 """
 
 from __future__ import annotations
@@ -16,7 +17,18 @@ import shapelint
 from shapelint.rules import RULE_MODULES
 
 PACKAGE = Path(shapelint.__file__).parent
-LAYERS = ("core", "hardware", "readers", "dialects", "perf", "rules", "engine", "report", "cli")
+LAYERS = (
+    "core",
+    "hardware",
+    "readers",
+    "dialects",
+    "perf",
+    "rules",
+    "engine",
+    "report",
+    "cli",
+    "api",
+)
 
 
 def _modules() -> dict[str, Path]:

@@ -120,3 +120,22 @@ def test_settings_naming_a_missing_baseline_names_the_settings_file(repo: Path) 
 def test_write_baseline_refuses_diff(repo: Path) -> None:
     assert run("models", "--write-baseline", "b.json", "--diff")[0] == 2
     assert not (repo / "b.json").exists()
+
+
+def test_fix_reports_what_remains_through_the_baseline(repo: Path) -> None:
+    """--fix re-lints the files it wrote: the baseline applies to that report too (the
+    baselined SL003 of a file whose vocab was fixed came back as a new error)."""
+    bad = repo / "models" / "bad.json"
+    bad.write_text(
+        '{"hidden_size": 3000, "num_attention_heads": 32, "num_hidden_layers": 12,'
+        ' "vocab_size": 32000}\n',
+        encoding="utf-8",
+    )
+    run("models/bad.json", "--write-baseline", "b.json")
+    bad.write_text(bad.read_text(encoding="utf-8").replace("32000", "50257"), encoding="utf-8")
+    code, out, _ = run("models/bad.json", "--baseline", "b.json")
+    assert code == 1 and "SL101" in out and "SL003" not in out
+    code, out, _ = run("models/bad.json", "--baseline", "b.json", "--fix")
+    assert '"vocab_size": 50304' in bad.read_text(encoding="utf-8")
+    assert code == 0, out
+    assert "SL003" not in out and "SL103" not in out

@@ -129,6 +129,87 @@ def test_usage_errors_exit_2(tree: Path) -> None:
     assert run(str(tree), "--tp", "0")[0] == 2
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["--tp", "0"],
+            "shapelint check: error: argument --tp: expected a positive integer, got 0 "
+            "(see 'shapelint check --help')",
+        ),
+        (
+            ["--fixx"],
+            "shapelint check: error: unrecognized argument: --fixx; did you mean --fix? "
+            "(see 'shapelint check --help')",
+        ),
+        (
+            ["suggest", "config.json", "--topp", "3"],
+            "shapelint suggest: error: unrecognized arguments: --topp 3; did you mean --top? "
+            "(see 'shapelint suggest --help')",
+        ),
+        (
+            ["chek", "."],
+            "shapelint: error: unknown command 'chek'; did you mean 'check'? "
+            "(and no file or directory is named chek)",
+        ),
+        (
+            ["explain"],
+            "shapelint explain: error: the following arguments are required: CONFIG "
+            "(see 'shapelint explain --help')",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line_with_what_was_meant(
+    argv: list[str],
+    said: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No 17 lines of usage before the error, and the closest command or flag suggested
+    (``shapelint chek .`` said "no such file or directory: chek")."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.json").write_text(GPT2)
+    code, out, err = run(*argv)
+    assert (code, out, err) == (2, "", said + "\n")
+    assert capsys.readouterr() == ("", "")  # nothing printed around the streams given
+
+
+def test_a_missing_path_like_a_command_is_still_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run("chek.json")[2] == "shapelint: error: no such file or directory: chek.json\n"
+    (tmp_path / "chek").mkdir()
+    assert run("chek")[0] == 0  # a directory of that name is linted
+
+
+def test_nothing_read_is_not_all_checks_passed(tmp_path: Path) -> None:
+    """A tree without a model config said "All checks passed (0 configs in 1 file)"."""
+    (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0"}')
+    assert run(str(tmp_path)) == (0, "No model configs found in 1 file.\n", "")
+    (tmp_path / "notes.json").write_text('{"a": 1,,}')  # skipped: no model keys, no parse
+    out = run(str(tmp_path))[1]
+    assert out == "No model configs found in 1 file; 1 file skipped (-v lists them).\n"
+    (tmp_path / "notes.json").unlink()
+    (tmp_path / "config.json").write_text(CLEAN)
+    assert run(str(tmp_path)) == (0, "All checks passed (1 config in 2 files).\n", "")
+
+
+def test_server_without_pygls_says_how_to_install_it_from_a_clone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pip install 'shapelint[lsp]'`` works only once shapelint is on an index."""
+    monkeypatch.setitem(sys.modules, "lsprotocol", None)
+    monkeypatch.setitem(sys.modules, "pygls", None)
+    code, out, err = run("server")
+    assert (code, out) == (2, "")
+    assert err.startswith("shapelint: error: shapelint server needs pygls (the lsp extra): ")
+    assert "in a clone of shapelint, pip install '.[lsp]'" in err
+    assert "pip install 'shapelint[lsp] @ git+https://github.com/shapelint/shapelint@v" in err
+    assert err.count("\n") == 1
+
+
 def test_invalid_json_is_sl000_not_a_crash(tmp_path: Path) -> None:
     bad = tmp_path / "config.json"
     bad.write_text('{"hidden_size": 4096,,}')

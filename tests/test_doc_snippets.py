@@ -8,8 +8,12 @@
   ``examples/`` (also as ``configs/``, and GPT-2's ``config.json``) and must end with exit
   code 0 or 1 and no error; every other line names, in ``ELSEWHERE``, the test (or the CI
   step) that runs it.
+- ``pycon`` blocks (the Python API) run as doctests, the blocks of a page in order in one
+  namespace, in a folder as ``sh`` blocks have it: each ``>>>`` line must print what the page
+  shows under it (``...`` inside a line stands for text left out).
 - ``toml`` blocks load as settings; the workflow blocks use only inputs and outputs the
-  action declares; the suppression comment the README shows does suppress.
+  action declares; the suppression comment the README shows does suppress, and so do those
+  of the ``bash`` blocks (launch scripts, checked by ``bash -n``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import io
 import re
 import shlex
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -235,6 +240,29 @@ def test_plain_blocks_show_no_commands() -> None:
             assert not any(ln.startswith("$ ") for ln in block.text.splitlines()), str(block)
 
 
+@pytest.mark.parametrize(
+    "page", sorted({b.page for b in blocks("pycon")}), ids=lambda p: p.relative_to(REPO).name
+)
+def test_pycon_blocks_print_what_the_page_shows(
+    page: Path, sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import doctest
+
+    monkeypatch.chdir(sandbox)
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "FORCE_COLOR"):
+        monkeypatch.delenv(var, raising=False)
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report = io.StringIO()
+    names: dict[str, object] = {}
+    for block in [b for b in blocks("pycon") if b.page == page]:
+        test = parser.get_doctest(block.text, names, str(block), str(page), block.line)
+        runner.run(test, out=report.write, clear_globs=False)
+        names.update(test.globs)  # the next block goes on from this one
+    assert runner.failures == 0, report.getvalue()
+    assert runner.tries > 0
+
+
 @pytest.mark.parametrize("block", blocks("toml"), ids=str)
 def test_toml_blocks_load_as_settings(block: Block, tmp_path: Path) -> None:
     name = "pyproject.toml" if "[tool.shapelint" in block.text else ".shapelint.toml"
@@ -267,6 +295,29 @@ def test_workflows_use_what_the_action_declares(block: Block) -> None:
     assert set(step.get("with", {})) <= set(action["inputs"])
     used = set(re.findall(r"steps\.shapelint\.outputs\.([\w-]+)", block.text))
     assert used <= set(action["outputs"])
+
+
+@pytest.mark.parametrize("block", blocks("bash"), ids=str)
+def test_bash_blocks_are_scripts_whose_comments_suppress(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each bash block is a launch script: bash reads it (``bash -n``), and its
+    ``# shapelint: ignore`` comments hide the findings they name, which are there without them."""
+    if shutil.which("bash"):
+        script = tmp_path / "syntax.sh"
+        script.write_text(block.text + "\n")
+        assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.sh").write_text(block.text + "\n")
+    argv = ["check", "train.sh", "--report-unused-ignores", "--min-slowdown", "0"]
+    code, printed = shapelint(argv, tmp_path, monkeypatch)
+    assert code == 0, printed
+    codes = set(re.findall(r"ignore\[(SL\d+)\]", block.text))
+    assert codes
+    bare = re.sub(r"`?# shapelint: ignore\[[^]]*\][^`\n]*`?", "", block.text)
+    (tmp_path / "train.sh").write_text(bare + "\n")
+    code, printed = shapelint(argv, tmp_path, monkeypatch)
+    assert code == 1 and all(f" {c} " in printed for c in codes), printed
 
 
 def test_readme_suppression_comment_suppresses(

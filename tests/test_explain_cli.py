@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shapelint import __version__
 from shapelint.cli.main import main
 
 GPT2 = (
@@ -124,7 +125,7 @@ def test_several_configs_and_picking_one(tmp_path: Path) -> None:
     code, out, _ = run(str(path), "--format", "json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"configs"}
+    assert set(data) == {"$schema", "version", "configs"}
     assert [c["config"] for c in data["configs"]] == ["text_config", "vision_config"]
     code, out, _ = run(str(path), "--format", "json", "--config-name", "vision_config")
     assert code == 0 and json.loads(out)["config"] == "vision_config"
@@ -174,6 +175,7 @@ def test_plot_writes_the_roofline_chart(gpt2: Path, tmp_path: Path, suffix: str)
     head = chart.read_bytes()[:200]
     assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in chart.read_bytes()
     assert "step time:" in out
+    assert err == f"shapelint: wrote the roofline chart to {chart}\n"  # it said nothing
 
 
 def test_plot_without_matplotlib_names_the_extra(
@@ -183,8 +185,14 @@ def test_plot_without_matplotlib_names_the_extra(
     chart = tmp_path / "roofline.png"
     code, out, err = run(str(gpt2), "--plot", str(chart))
     assert code == 2 and out == ""
-    assert "pip install 'shapelint[plot]'" in err and err.count("\n") == 1
-    assert not chart.exists()
+    assert err.count("\n") == 1 and not chart.exists()
+    # The index has no shapelint yet: a clone's and the release tag's ways come first.
+    assert "in a clone of shapelint, pip install '.[plot]'" in err
+    assert (
+        f"pip install 'shapelint[plot] @ git+https://github.com/shapelint/shapelint@v{__version__}'"
+        in err
+    )
+    assert "once published, pip install 'shapelint[plot]'" in err
 
 
 def test_plot_to_an_unknown_format_is_a_usage_error(gpt2: Path, tmp_path: Path) -> None:

@@ -613,6 +613,59 @@ def test_sigint_at_any_moment_of_a_run(tmp_path: Path, delay: float) -> None:
         assert proc.returncode == 1, err  # finished before the signal
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+            return [int(c) for c in fh.read().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(
+    not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"),
+    reason="finds the worker processes in /proc (Linux)",
+)
+@pytest.mark.parametrize("after", [0.0, 0.05, 0.15, 0.3])
+def test_ctrl_c_on_a_terminal_reaches_the_workers_quietly(tmp_path: Path, after: float) -> None:
+    """A terminal's Ctrl-C sends SIGINT to the whole foreground process group, the worker
+    processes included: one line and 130, no worker's ``Process ForkPoolWorker-2: Traceback``,
+    and no worker left running. (Before the workers ignored SIGINT, 5 of 8 tries printed
+    tracebacks.)"""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(600):  # two workers, linting for a few seconds
+        (tree / f"c{i}.json").write_text(
+            json.dumps({"n_embd": 768 + 64 * (i % 7), "n_head": 12, "n_layer": 12})
+        )
+    script = Path(sys.executable).parent / "shapelint"
+    proc = subprocess.Popen(
+        [str(script), str(tree), "--no-cache", "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while not workers and proc.poll() is None and time.monotonic() < deadline:
+        workers = _children(proc.pid)
+        time.sleep(0.002)
+    assert workers, "the run ended before its workers started"
+    time.sleep(after)
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (130, "shapelint: interrupted\n")
+    for pid in workers:  # terminated by the parent, not orphaned
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError(f"worker {pid} still runs")
+
+
 # -- CPU-time budget per file --------------------------------------------------------------------
 
 

@@ -151,3 +151,21 @@ def test_output_file_is_written_atomically(validator: jsonschema.Draft4Validator
     code = main(["m", "--output-file", "missing-dir/out.txt"], out, err)
     assert code == 2
     assert err.getvalue().count("\n") == 1 and "cannot write output file" in err.getvalue()
+
+
+def test_rules_are_tagged_by_what_they_cost() -> None:
+    """Code scanning's tag follows the rule's family: a shape that runs slower (alignment,
+    micro-batch and wave rules) is performance; a config that is wrong or that an engine
+    refuses is correctness."""
+    from shapelint.report.sarif import _rule as rule_descriptor
+    from shapelint.rules import REGISTRY
+
+    tags = {code: rule_descriptor(code)["properties"]["tags"] for code in REGISTRY}
+    assert tags["SL101"] == ["performance"]
+    assert tags["SL202"] == ["performance"]  # wave quantization: a batching rule
+    assert tags["SL203"] == ["performance"]
+    assert tags["SL003"] == ["correctness"]
+    assert tags["SL301"] == ["correctness"]
+    for code, module in REGISTRY.items():
+        if module.RULE.family == "batching":
+            assert tags[code] == ["performance"], code

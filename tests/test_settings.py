@@ -115,6 +115,19 @@ def test_target_defaults_and_gpus(project: Path) -> None:
     assert [e["gpu"] for e in f["estimates"]] == ["H100-SXM"]
 
 
+def test_one_gpu_or_engine_may_be_written_as_a_string(project: Path) -> None:
+    """``gpu = "A100"`` was refused because it had to be a list; a list-valued setting takes
+    one name as itself (``engines`` too, the other list of names)."""
+    (project / ".shapelint.toml").write_text('gpu = "a100"\nengines = "vllm"\ntp = 5\n')
+    settings = load(str(project / ".shapelint.toml"))
+    assert (settings.gpu, settings.target.get("engines")) == (("a100",), ("vllm",))
+    code, out, err = run("gpt2", "--format", "json", "--select", "SL301")
+    assert code == 1, err
+    (finding,) = json.loads(out)["findings"]  # GPT-2's 12 heads over tp 5
+    assert [e["gpu"] for e in finding["estimates"]] == ["A100-SXM-80GB"]
+    assert "(refused by vLLM 0.34.0)" in finding["message"]  # that engine alone
+
+
 def test_gpu_file_is_relative_to_the_settings_file(project: Path) -> None:
     (project / "conf").mkdir()
     (project / "conf" / "gpus.yaml").write_text(": not a gpu table [\n")
@@ -168,7 +181,9 @@ def test_config_flag_replaces_the_search(
         ('tp = "four"\n', 'tp: expected a positive integer, got "four"'),
         ("tp = 0\n", "tp: expected a positive integer, got 0"),
         ('ignor = ["SL101"]\n', "unknown key 'ignor'"),
-        ('gpu = "h100"\n', "gpu: expected a list of GPU names"),
+        ("gpu = 100\n", 'gpu: expected a GPU name or a list of them, such as "A100"'),
+        ("gpu = []\n", "gpu: expected a GPU name or a list of them"),
+        ('engines = ""\n', "engines: expected an engine or a list of them"),
         (
             'mode = "training"\n',
             'mode: expected one of "train", "prefill", "decode", got "training"',

@@ -129,9 +129,109 @@ def test_unused_ignore_in_python() -> None:
     assert [(f["code"], f["line"]) for f in got if f["code"] == "SL008"] == [("SL008", 2)]
 
 
-@pytest.mark.parametrize("example", REGISTRY["SL008"].EXAMPLES, ids=["valid", "reported"])
+@pytest.mark.parametrize(
+    "example",
+    REGISTRY["SL008"].EXAMPLES,
+    ids=[f"{e.format}-{'valid' if e.valid else 'reported'}" for e in REGISTRY["SL008"].EXAMPLES],
+)
 def test_sl008_examples_through_the_cli(example: Any) -> None:
     """The rule's own examples (the generic example test reads parser problems only)."""
-    Path(f"config.{example.format}").write_text(example.text)
-    got = [f["code"] for f in findings(f"config.{example.format}", "--report-unused-ignores")]
+    name = "launch.sh" if example.format == "shell" else f"config.{example.format}"
+    Path(name).write_text(example.text)
+    got = [f["code"] for f in findings(name, "--report-unused-ignores")]
     assert ("SL008" in got) is (not example.valid), got
+
+
+# -- shell launch scripts ------------------------------------------------------------------------
+
+# A Megatron-LM launch script: the FFN width 5461 (= 8/3·2048, unaligned) is SL104's finding,
+# written in the model's array or, in COMMAND, on a continued line of the command.
+ARRAY = """\
+#!/bin/bash
+GPT_MODEL_ARGS=(
+    --num-layers 24
+    --hidden-size 2048
+    --num-attention-heads 16
+    --ffn-hidden-size 5461{line}
+    --seq-length 2048
+)
+torchrun pretrain_gpt.py ${{GPT_MODEL_ARGS[@]}} --micro-batch-size 4
+"""
+COMMAND = """\
+#!/bin/bash
+GPT_MODEL_ARGS=(--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048)
+torchrun pretrain_gpt.py ${{GPT_MODEL_ARGS[@]}} \\
+    --ffn-hidden-size 5461{line}
+    --micro-batch-size 4
+"""
+
+
+def lint(template: str, line: str, *argv: str) -> list[dict[str, Any]]:
+    Path("train.sh").write_text(template.format(line=line))
+    return findings("train.sh", *argv)
+
+
+def codes(found: list[dict[str, Any]]) -> list[str]:
+    return [f["code"] for f in found]
+
+
+def test_shell_scripts_have_the_finding_to_suppress() -> None:
+    assert codes(lint(ARRAY, "")) == ["SL104"]
+    assert codes(lint(COMMAND, " \\")) == ["SL104"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  # shapelint: ignore[SL104]",
+        "  # shapelint: ignore",
+        # The line of the issue: `\ ` inside an array is an escaped space (a one-space element,
+        # dropped when the array is expanded unquoted); the comment still stands.
+        " \\  # shapelint: ignore[SL104] -- as trained",
+        # A comment in backquotes: a command substitution that expands to nothing.
+        " `# shapelint: ignore[SL104]`",
+    ],
+)
+def test_shell_comment_suppresses_on_its_line(line: str) -> None:
+    """A suppression in a launch script was never read: still reported, and
+    --report-unused-ignores said nothing."""
+    assert codes(lint(ARRAY, line, "--report-unused-ignores")) == []
+
+
+def test_unused_shell_ignore_is_reported() -> None:
+    found = lint(ARRAY, "  # shapelint: ignore[SL101]", "--report-unused-ignores")
+    assert codes(found) == ["SL104", "SL008"]
+    assert found[1]["line"] == 6 and "no SL101 finding on this line" in found[1]["message"]
+
+
+def test_hash_inside_a_shell_word_or_quotes_is_no_comment() -> None:
+    assert codes(lint(ARRAY, ' "#shapelint: ignore"', "--report-unused-ignores")) == ["SL104"]
+    assert codes(lint(ARRAY, " x#shapelint:ignore", "--report-unused-ignores")) == ["SL104"]
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        # bash: `\ ` escapes the space; the comment runs to the end of the line; the next line
+        # is a command of its own (`--micro-batch-size: command not found`).
+        (" \\  # shapelint: ignore[SL104]", "after `\\ ` (an escaped space"),
+        # The backslash after the comment is part of the comment.
+        ("  # shapelint: ignore[SL104] \\", "the backslash at its end is part of the comment"),
+    ],
+)
+def test_a_shell_comment_that_ends_a_continued_command_says_how_to_suppress_there(
+    line: str, why: str
+) -> None:
+    """Where a comment cannot stand (it would end the command), it suppresses nothing and an
+    SL008 finding, reported with or without --report-unused-ignores, says what to write."""
+    found = lint(COMMAND, line)
+    assert codes(found) == ["SL104", "SL008"]
+    sl008 = found[1]
+    assert (sl008["line"], sl008["column"]) == (4, line.index("#") + 27)
+    assert why in sl008["message"]
+    assert sl008["message"].endswith(
+        "on a continued line, put it in backquotes before the backslash: "
+        "`# shapelint: ignore[SL104]` \\"
+    )
+    # What it says to write works: the command goes on, and the comment suppresses.
+    assert codes(lint(COMMAND, " `# shapelint: ignore[SL104]` \\", "--report-unused-ignores")) == []

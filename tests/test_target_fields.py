@@ -27,6 +27,7 @@ from shapelint.engine.settings_schema import SCHEMA_PATH, TARGET_KEYS, render, s
 from shapelint.engine.target import resolve_fields, resolve_target
 from shapelint.hardware.gpus import lookup
 from shapelint.perf.fusion import fused_spec
+from shapelint.report import schemas
 
 H100 = lookup("h100")
 IDS = [f.name for f in TARGET_FIELDS]
@@ -113,6 +114,21 @@ def test_settings_schema_file_is_current() -> None:
     keys = list(props)
     assert keys[keys.index("gpu-file") + 1 : keys.index("select")] == [f.key for f in TARGET_KEYS]
     assert (REPO / "scripts" / "gen_settings_schema.py").exists()
+
+
+def test_check_output_schema_has_every_json_field() -> None:
+    """check's JSON schema lists the target fields the JSON holds, from the declaration: a new
+    field is one regenerated file away, not a hand edit the closed schema test finds later."""
+    path = Path(schemas.schema_path("check"))
+    current = path.read_text(encoding="utf-8")
+    assert current == schemas.render_check(current), (
+        "check-v1.json is stale: run python scripts/gen_settings_schema.py"
+    )
+    props = json.loads(current)["$defs"]["target"]["properties"]
+    json_fields = [f.name for f in TARGET_FIELDS if f.json]
+    assert list(props) == ["gpu", *json_fields, "origins", "defaults"]
+    assert props["mode"] == {"enum": ["train", "prefill", "decode"]}
+    assert props["tp"] == {"type": "integer", "minimum": 1}
 
 
 @pytest.mark.parametrize("command", ["check", "explain", "suggest"])

@@ -25,13 +25,15 @@ def add_parser(sub: Any) -> None:
     """Register ``check`` on the subparsers ``sub``."""
     from shapelint.cli.argtypes import positive_int as _positive
     from shapelint.cli.flags import add_output_flags, add_target_flags
+    from shapelint.report import FORMATS
 
     check = sub.add_parser("check", help="lint config files (the default command)")
     check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
     check.add_argument(
         "--format",
         default="auto",
-        help="auto|text|json|github|sarif (default auto: github under GitHub Actions, else text)",
+        help="|".join(("auto", *FORMATS))
+        + " (default auto: github under GitHub Actions, else text)",
     )
     check.add_argument(
         "--select", action="append", metavar="CODES", help="only these codes or prefixes"
@@ -178,8 +180,10 @@ class FileOptions:
         return options
 
 
-def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResult:
-    """Lint ``args.paths``, each file under its own settings."""
+def lint_check(args: argparse.Namespace, file_options: FileOptions, err: TextIO) -> LintResult:
+    """Lint ``args.paths``, each file under its own settings; a progress line on ``err`` when
+    it is a terminal and the run is long (`shapelint.cli.progress`)."""
+    from shapelint.cli.progress import ProgressLine, files_text
     from shapelint.engine.runner import lint_paths
 
     cache = None
@@ -190,10 +194,15 @@ def lint_check(args: argparse.Namespace, file_options: FileOptions) -> LintResul
     jobs = args.jobs
     if jobs is None and (args.fix or args.unsafe_fixes or args.diff):
         jobs = 1  # the fixer reuses this process's parsed documents; workers' would be re-parsed
+    progress = ProgressLine(err, files_text, quiet=args.quiet)
     try:
-        return lint_paths(args.paths, file_options, args.exclude, jobs=jobs, cache=cache)
+        return lint_paths(
+            args.paths, file_options, args.exclude, jobs=jobs, cache=cache, progress=progress
+        )
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or directory: {exc.args[0]}") from None
+    finally:
+        progress.close()
 
 
 def emit_report(
@@ -241,7 +250,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.write_baseline and args.diff:
         raise UsageError("--write-baseline records findings; it cannot be combined with --diff")
     file_options = FileOptions(args)
-    result = lint_check(args, file_options)
+    result = lint_check(args, file_options, err)
     write_gpu_notes((g for o in file_options.built.values() for g in o.gpus), err)
     fixed = 0
     if args.diff:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     import argparse
 
-    from shapelint.engine.options import TargetOptions
+    from shapelint.engine.options import LintOptions, TargetOptions
     from shapelint.engine.settings import Settings
     from shapelint.hardware.gpus import GPU
 
@@ -40,6 +40,29 @@ def write_gpu_notes(gpus: Iterable[GPU], err: TextIO) -> None:
         if gpu.family_note and gpu.family_note not in seen:
             seen.add(gpu.family_note)
             err.write(f"shapelint: note: {gpu.family_note}\n")
+
+
+def one_file_options(
+    settings: Settings,
+    gpu: Sequence[str] | None,
+    gpu_file: str | None,
+    flags: TargetOptions,
+    min_slowdown: float = 1.0,
+) -> LintOptions:
+    """The options ``explain`` and ``suggest`` read their one file with: the GPUs named (else
+    the settings'), the target fields ``flags`` chose over the settings' defaults, the
+    settings' key map and work limits."""
+    from shapelint.core.limits import Budget
+    from shapelint.engine.options import LintOptions
+
+    return LintOptions(
+        gpus=_gpus(gpu or settings.gpu, gpu_file or settings.gpu_file),
+        flags=flags,
+        defaults=settings.target,
+        extra_keys=settings.keys,
+        min_slowdown=min_slowdown,
+        budget=Budget(**settings.budget),
+    )
 
 
 def _targets(args: argparse.Namespace, settings: Settings) -> tuple[TargetOptions, TargetOptions]:

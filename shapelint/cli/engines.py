@@ -61,7 +61,9 @@ def run_engines(fmt: str, out: TextIO) -> int:
         for e in ENGINES
     ]
     if fmt == "json":
-        out.write(json.dumps({"engines": rows}, indent=2) + "\n")
+        from shapelint.report.schemas import stamped
+
+        out.write(json.dumps(stamped("engines", {"engines": rows}), indent=2) + "\n")
         return 0
     # Columns as wide as their widest entry (engine names and versions vary in length).
     wn = max(len("name"), *(len(r["name"]) for r in rows))

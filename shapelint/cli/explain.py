@@ -8,9 +8,10 @@ batch, count, flops, bytes, intensity, time_s, tflops, bound]) never change; oth
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from shapelint.cli.common import UsageError, _gpus, _targets, write_gpu_notes
+from shapelint.cli.common import UsageError, _targets, one_file_options, write_gpu_notes
 from shapelint.core.model import ModelConfig, Target
 from shapelint.perf.estimate import step_time
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
     from shapelint.core.model import Finding
     from shapelint.engine.discover import SourceFile
+    from shapelint.engine.options import LintOptions
     from shapelint.engine.results import FileResult
 
 
@@ -324,70 +326,53 @@ def _print_errors(errors: list[Finding], err: TextIO) -> None:
         err.write(format_finding(f, ReportContext()) + "\n")
 
 
-def _explain_errors(
-    args: argparse.Namespace, result: FileResult, configs: list[ModelConfig], err: TextIO
-) -> bool:
-    """Print the errors that say the explained configs cannot run to ``err``; True when there
-    are any."""
-    from shapelint.engine.preflight import config_errors
+@dataclass
+class Explained:
+    """What `explain_file` found for one file."""
 
-    errors = config_errors(result, {c.name for c in configs})
-    _print_errors(errors, err)
-    if errors and not args.force:
-        err.write(
-            "shapelint: the config cannot run as written (errors above); fix them, or pass "
-            "--force to model it anyway\n"
-        )
-    return bool(errors)
+    # The performance model's view of each config on each GPU (`explain`'s data).
+    results: list[dict[str, Any]]
+    # The SL000 finding of a file that could not be read, or the errors that say the configs
+    # cannot run (no results then, unless forced).
+    errors: list[Finding]
+    read: bool = True
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``shapelint explain``: every GEMM of one step of each config in one file, as the
-    performance model sees it; ``--format json`` prints one object for one config (and GPU),
-    ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart.
+def explain_file(
+    source: SourceFile,
+    options: LintOptions,
+    *,
+    data: bytes | None = None,
+    config_name: str | None = None,
+    force: bool = False,
+) -> Explained:
+    """Every config of one file (``data`` stands for its bytes when given; ``config_name``:
+    only that config) on every GPU of ``options``, as `explain` sees it.
 
     The file is read, parsed and checked by the pipeline ``check`` runs, with the rules whose
-    errors say a config cannot run (`shapelint.engine.preflight`); a file that cannot be read
-    is answered as ``check`` answers it: its one SL000 line, exit 1.
+    errors say a config cannot run (`shapelint.engine.preflight`); with such errors only
+    ``force`` models it anyway. A file without a model's shape, an unknown config name or a
+    dtype a GPU lacks is a `UsageError`.
     """
-    import json
-
-    from shapelint.core.limits import Budget
-    from shapelint.engine.options import LintOptions
     from shapelint.engine.pipeline import lint_source
-    from shapelint.engine.preflight import preflight_options
-    from shapelint.engine.settings import SettingsError, SettingsResolver
+    from shapelint.engine.preflight import config_errors, preflight_options
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
 
-    try:
-        settings = SettingsResolver().for_file(args.path)
-    except SettingsError as exc:
-        raise UsageError(str(exc)) from None
-    source = _explained_source(args.path)
-    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
-    write_gpu_notes(gpus, err)
-    flags, defaults = _targets(args, settings)
-    options = LintOptions(
-        gpus=gpus,
-        flags=flags,
-        defaults=defaults,
-        extra_keys=settings.keys,
-        budget=Budget(**settings.budget),
-    )
+    dtype = options.flags.get("dtype")
     for gpu in options.gpus:
         try:
-            if args.dtype is not None:  # asked for by name: no silent fallback to another dtype
-                gpu.peak(args.dtype)
+            if dtype is not None:  # asked for by name: no silent fallback to another dtype
+                gpu.peak(str(dtype))
         except UnsupportedDtypeError as exc:
             raise UsageError(str(exc)) from None
-    result = lint_source(source, preflight_options(options))
+    result = lint_source(source, preflight_options(options), data=data)
     if not result.read:
-        _print_errors(result.findings, err)
-        return 1
-    configs = _explained_configs(result, args.config_name)
-    if _explain_errors(args, result, configs, err) and not args.force:
-        return 1
+        return Explained([], result.findings, read=False)
+    configs = _explained_configs(result, config_name)
+    errors = config_errors(result, {c.name for c in configs})
+    if errors and not force:
+        return Explained([], errors)
     results: list[dict[str, Any]] = []
     for config in configs:
         for gpu in options.gpus:
@@ -395,11 +380,46 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 results.append(explain(config, resolve_target(config, gpu, options)))
             except UnsupportedDtypeError as exc:
                 raise UsageError(str(exc)) from None
+    return Explained(results, errors)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint explain``: every GEMM of one step of each config in one file, as the
+    performance model sees it (`explain_file`); ``--format json`` prints one object for one
+    config (and GPU), ``{"configs": [...]}`` for several; ``--plot`` draws the roofline chart.
+    A file that cannot be read is answered as ``check`` answers it: its one SL000 line, exit 1.
+    """
+    import json
+
+    from shapelint.engine.settings import SettingsError, SettingsResolver
+
+    try:
+        settings = SettingsResolver().for_file(args.path)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+    source = _explained_source(args.path)
+    flags, _ = _targets(args, settings)
+    options = one_file_options(settings, args.gpu, args.gpu_file, flags)
+    write_gpu_notes(options.gpus, err)
+    explained = explain_file(source, options, config_name=args.config_name, force=args.force)
+    _print_errors(explained.errors, err)
+    if not explained.read:
+        return 1
+    if explained.errors and not args.force:
+        err.write(
+            "shapelint: the config cannot run as written (errors above); fix them, or pass "
+            "--force to model it anyway\n"
+        )
+        return 1
+    results = explained.results
     if args.plot:
         _plot(results, args.plot)
+        err.write(f"shapelint: wrote the roofline chart to {args.plot}\n")
     if args.format == "json":
+        from shapelint.report.schemas import stamped
+
         payload = results[0] if len(results) == 1 else {"configs": results}
-        out.write(json.dumps(payload, indent=2) + "\n")
+        out.write(json.dumps(stamped("explain", payload), indent=2) + "\n")
     else:
         out.write("\n".join(render_explain_text(r) for r in results))
     return 0

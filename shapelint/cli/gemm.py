@@ -74,7 +74,9 @@ def report(args: argparse.Namespace, gpu: GPU, dtype: str, out: TextIO) -> int:
     m, n, k, batch = dims
     data = describe(m, n, k, batch, args.layout, gpu, dtype)
     if args.format == "json":
-        out.write(json.dumps(data, indent=2) + "\n")
+        from shapelint.report.schemas import stamped
+
+        out.write(json.dumps(stamped("gemm", data), indent=2) + "\n")
     else:
         out.write(render(data))
     return 0

@@ -46,12 +46,32 @@ def _command(name: str) -> Any:
     return importlib.import_module(f"shapelint.cli.{COMMAND_MODULES[name]}")
 
 
+class ArgumentsError(Exception):
+    """argparse refused the command line: ``prog`` (``shapelint check``) and its message."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+        self.message = message
+
+
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """An ArgumentParser whose errors are raised (`ArgumentsError`), not printed after the
+    whole usage: `_main` says them in one line. Subparsers take the same class."""
+    import argparse
+    from typing import NoReturn
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise ArgumentsError(self.prog, message)
+
+    return Parser
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser for every subcommand, or only for ``command`` (a run needs only its
     own: ``suggest``'s flags import its module, which ``check`` never uses)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="shapelint",
         description="Lint transformer model configs for GPU-unfriendly shapes.",
     )
@@ -97,6 +117,42 @@ def main(
     return code
 
 
+def _close(word: str, choices: Sequence[str]) -> str | None:
+    """The choice ``word`` most likely misspells, or None."""
+    import difflib  # only on the way to an error
+
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _misspelled_command(word: str) -> str | None:
+    """The command a first argument that is neither a command nor an existing path misspells
+    (``chek`` → ``check``); None for anything that may be a path (``chek.json``, ``a/b``)."""
+    if not word.isalpha() or os.path.lexists(word):
+        return None
+    return _close(word, COMMANDS)
+
+
+def _options_of(parser: argparse.ArgumentParser, command: str) -> list[str]:
+    """Every option string of ``command``'s parser (``--fix``, ``-q`` …)."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            sub: argparse.ArgumentParser = action.choices[command]
+            return [o for a in sub._actions for o in a.option_strings]
+    return []
+
+
+def _unrecognized(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> str:
+    """One line for arguments no option of ``command`` takes, with the closest option."""
+    flag = next((a for a in extra if a.startswith("-")), extra[0]).split("=", 1)[0]
+    close = _close(flag, _options_of(parser, command)) if flag.startswith("-") else None
+    hint = f"; did you mean {close}?" if close else ""
+    noun = "argument" if len(extra) == 1 else "arguments"
+    return f"unrecognized {noun}: {' '.join(extra)}{hint}"
+
+
 def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -106,6 +162,14 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
         with contextlib.suppress(AttributeError, ValueError):
             out.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] not in COMMANDS:
+        meant = _misspelled_command(args_list[0])
+        if meant is not None:
+            err.write(
+                f"shapelint: error: unknown command {args_list[0]!r}; did you mean {meant!r}? "
+                f"(and no file or directory is named {args_list[0]})\n"
+            )
+            return 2
     if not args_list or (
         args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")
     ):
@@ -114,11 +178,19 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
         sys.stdout.write(f"shapelint {__version__}\n")
         return 0
     # Help lists every command; a run builds only the parser of its own.
-    parser = build_parser(None if args_list[0] not in COMMANDS else args_list[0])
+    command = args_list[0] if args_list[0] in COMMANDS else None
+    parser = build_parser(command)
     try:
-        args = parser.parse_args(args_list)
-    except SystemExit as exc:  # argparse printed the usage error
+        args, extra = parser.parse_known_args(args_list)
+        if extra:
+            raise ArgumentsError(
+                f"shapelint {args.command}", _unrecognized(parser, args.command, extra)
+            )
+    except SystemExit as exc:  # --help or --version printed
         return 2 if exc.code else 0
+    except ArgumentsError as exc:  # one line, not the usage before it
+        err.write(f"{exc.prog}: error: {exc.message} (see '{exc.prog} --help')\n")
+        return 2
     from shapelint.core import sandbox
 
     try:

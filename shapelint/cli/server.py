@@ -125,8 +125,10 @@ def build_server(options_for: Callable[[str], LintOptions | None]) -> Any:
         from lsprotocol import types
         from pygls.lsp.server import LanguageServer
     except ImportError:
+        from shapelint.core.extras import install_hint
+
         raise MissingExtraError(
-            "shapelint server needs pygls: pip install 'shapelint[lsp]'"
+            f"shapelint server needs pygls (the lsp extra): {install_hint('lsp')}"
         ) from None
 
     server = LanguageServer("shapelint", __version__, types.TextDocumentSyncKind.Full)

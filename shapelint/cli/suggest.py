@@ -11,8 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from shapelint.core.source import Document
     from shapelint.engine.options import LintOptions
     from shapelint.engine.reading import Snapshot
-    from shapelint.perf.search import Candidate, Shape, Suggestions
+    from shapelint.perf.search import Candidate, Shape, Suggestions, SuggestOptions
 
 SUGGEST_CODE = "suggest"
 
@@ -94,10 +93,11 @@ def add_parser(sub: Any) -> None:
 
 @dataclass
 class Loaded:
-    """The file as read: its snapshot, document, the config searched and its settings."""
+    """The file as read: its snapshot (None for a text given, not read), document, the config
+    searched and its settings."""
 
     path: str
-    snapshot: Snapshot
+    snapshot: Snapshot | None
     doc: Document
     config: ModelConfig
     options: LintOptions
@@ -112,13 +112,9 @@ def _usage(message: str) -> Exception:
 def load(args: argparse.Namespace) -> Loaded:
     """Read the one config file through the pipeline (no rules run), pick its config, and
     build lint options."""
-    from dataclasses import replace
-
-    from shapelint.cli.common import _gpus, _targets
+    from shapelint.cli.common import _targets, one_file_options
     from shapelint.core.limits import Budget
-    from shapelint.engine.discover import KINDS, SourceFile, kind_of
-    from shapelint.engine.options import LintOptions
-    from shapelint.engine.pipeline import lint_source
+    from shapelint.engine.discover import KINDS, kind_of
     from shapelint.engine.reading import read_snapshot
     from shapelint.engine.settings import SettingsError, SettingsResolver
 
@@ -140,19 +136,29 @@ def load(args: argparse.Namespace) -> Loaded:
         raise _usage(f"no such file: {path}") from None
     except OSError as exc:
         raise _usage(f"cannot read {path}: {exc.strerror}") from None
-    gpus = _gpus(args.gpu or settings.gpu, args.gpu_file or settings.gpu_file)
-    flags, defaults = _targets(args, settings)
-    options = LintOptions(
-        gpus=gpus,
-        flags=flags,
-        defaults=defaults,
-        extra_keys=settings.keys,
-        min_slowdown=0.0,
-        budget=budget,
-    )
-    # Read and extracted as check reads it; the search runs the rules on each candidate.
+    flags, _ = _targets(args, settings)
+    options = one_file_options(settings, args.gpu, args.gpu_file, flags, min_slowdown=0.0)
+    return load_data(path, kind, snapshot.data, options, args.config_name, snapshot)
+
+
+def load_data(
+    path: str,
+    kind: str,
+    data: bytes,
+    options: LintOptions,
+    config_name: str | None = None,
+    snapshot: Snapshot | None = None,
+) -> Loaded:
+    """``data``, the bytes of the file at ``path`` of format ``kind``, read and extracted as
+    check reads it (no rules run: the search runs them on each candidate); its one config, or
+    the one named ``config_name``, else a `UsageError`."""
+    from dataclasses import replace
+
+    from shapelint.engine.discover import SourceFile
+    from shapelint.engine.pipeline import lint_source
+
     source = SourceFile(path, kind, explicit=True)
-    result = lint_source(source, replace(options, rules=()), data=snapshot.data)
+    result = lint_source(source, replace(options, rules=()), data=data)
     doc = result.doc
     if not doc.ok:
         p = doc.problems[0]
@@ -160,7 +166,7 @@ def load(args: argparse.Namespace) -> Loaded:
     configs = [c for c in result.configs if not c.shape_from_elsewhere]
     if not configs:
         raise _usage(f"{path}: no model config found (suggest needs a model's shape)")
-    name = args.config_name
+    name = config_name
     if name is not None:
         configs = [c for c in configs if name in (c.name, c.name.split(" ", 1)[-1])] or [
             c for c in configs if c.name.lower() == name.lower()
@@ -212,36 +218,40 @@ def ffn_follower(loaded: Loaded) -> Callable[[int], int | None]:
 
 
 class ProgressLine:
-    """A one-line progress indicator on a terminal's stderr, shown once a search passes 1 s."""
+    """``shapelint suggest: 640/1200 shapes estimated`` on a terminal's stderr, shown once a
+    search passes ``delay_s`` (`shapelint.cli.progress.ProgressLine`)."""
 
     def __init__(self, err: TextIO, delay_s: float = 1.0) -> None:
-        self.err = err
-        self.on = bool(getattr(err, "isatty", lambda: False)())
-        self.start = time.monotonic()
-        self.delay_s = delay_s
-        self.shown = False
+        from shapelint.cli.progress import ProgressLine as Line
+
+        self.line = Line(
+            err,
+            lambda done, total, _: f"shapelint suggest: {done}/{total} shapes estimated",
+            delay_s=delay_s,
+        )
 
     def __call__(self, done: int, total: int) -> None:
-        """Show ``done`` of ``total`` shapes evaluated (only on a TTY, only after the delay)."""
-        if not self.on or time.monotonic() - self.start < self.delay_s:
-            return
-        self.shown = True
-        self.err.write(f"\rshapelint suggest: {done}/{total} shapes estimated")
-        self.err.flush()
+        """Show ``done`` of ``total`` shapes evaluated."""
+        self.line(done, total)
 
     def close(self) -> None:
         """Erase the line."""
-        if self.shown:
-            self.err.write("\r\x1b[K")
-            self.err.flush()
+        self.line.close()
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """``shapelint suggest``: search, print, and optionally apply one candidate."""
-    from shapelint.cli.common import write_gpu_notes
+def suggest_config(
+    loaded: Loaded,
+    options: SuggestOptions,
+    runtime_fixed: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> Suggestions:
+    """Search the shapes near ``loaded``'s config with the rules as the validity check
+    (`shapelint.perf.search.search`); ``runtime_fixed`` names micro_batch/tp the user chose
+    (not searched). A dtype a GPU lacks or a config without a shape to search is a
+    `UsageError`."""
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
-    from shapelint.perf.search import SuggestError, SuggestOptions, search
+    from shapelint.perf.search import SuggestError, search
     from shapelint.rules.candidates import (
         accepted_tp,
         checked_rules,
@@ -250,21 +260,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         vocab_padding,
     )
 
-    loaded = load(args)
-    write_gpu_notes(loaded.options.gpus, err)
     config = loaded.config
-    keep = frozenset().union(*args.keep) if args.keep else frozenset()
     try:
         targets = [resolve_target(config, gpu, loaded.options) for gpu in loaded.options.gpus]
         for t in targets:
             t.gpu.peak(t.dtype)
     except UnsupportedDtypeError as exc:
         raise _usage(str(exc)) from None
-    options = SuggestOptions(
-        tolerance=args.params_tolerance, keep=keep, top=args.top, pareto=args.pareto
-    )
-    runtime = [n for n in ("micro_batch", "tp") if getattr(args, n) is not None]
-    progress = ProgressLine(err)
     rules = checked_rules()
     refused = refusals(config, targets[0], rules)
     try:
@@ -275,16 +277,34 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             valid=validator(config, targets[0], rules),
             ffn_of_hidden=ffn_follower(loaded),
             vocab_fix=vocab_padding(config, targets[0]),
-            runtime_fixed=runtime,
+            runtime_fixed=runtime_fixed,
             progress=progress,
             refusals=refused,
         )
     except SuggestError as exc:
         raise _usage(f"{loaded.path}: {exc}") from None
-    finally:
-        progress.close()
     if refused:
         result.accepted_tp = accepted_tp(config, targets[0], rules)
+    return result
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``shapelint suggest``: search, print, and optionally apply one candidate."""
+    from shapelint.cli.common import write_gpu_notes
+    from shapelint.perf.search import SuggestOptions
+
+    loaded = load(args)
+    write_gpu_notes(loaded.options.gpus, err)
+    keep = frozenset().union(*args.keep) if args.keep else frozenset()
+    options = SuggestOptions(
+        tolerance=args.params_tolerance, keep=keep, top=args.top, pareto=args.pareto
+    )
+    runtime = [n for n in ("micro_batch", "tp") if getattr(args, n) is not None]
+    progress = ProgressLine(err)
+    try:
+        result = suggest_config(loaded, options, runtime, progress)
+    finally:
+        progress.close()
     if args.apply is not None:
         return apply_candidate(loaded, result, args.apply, out, err)
     if args.format == "json":
@@ -294,45 +314,71 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+# What orders the candidates, as the JSON's "ranking" says it (by ``Suggestions.pareto``).
+RANKING_JSON = {
+    False: "speedup_per_parameter_pct: shapelint performance model's predicted time per token "
+    "per parameter, mean over the GPUs (not measured)",
+    True: "params: the Pareto front of parameters against predicted time per token, mean over "
+    "the GPUs (not measured)",
+}
+# The same, as the text table says it.
+RANKING_TEXT = {
+    False: "Ranked by shapelint's performance model: the speedup per parameter (column "
+    "'per param'), the original's predicted time per token per parameter / the candidate's − 1, "
+    "time ratios averaged over the GPUs; a prediction, not a measurement.",
+    True: "Shown by shapelint's performance model: the Pareto front of parameters against "
+    "predicted time per token (mean over the GPUs), fewest parameters first; a prediction, "
+    "not a measurement.",
+}
+
+
 def _dims_json(cand: Candidate) -> dict[str, int | None]:
     return cand.shape.dims()
 
 
 def to_json(result: Suggestions, path: str) -> dict[str, Any]:
-    """The JSON document: the original and each candidate, step times by GPU name."""
+    """The JSON document: the original and each candidate, step times by GPU name (the
+    ``suggest`` schema, `shapelint.report.schemas`)."""
+    from shapelint.report.schemas import stamped
+
     names = [t.gpu.name for t in result.targets]
     o = result.original
-    return {
-        "path": path,
-        "config": result.config.name,
-        "ranking": "shapelint performance model: predicted step time per token (not measured)",
-        "targets": [_target_json(t) for t in result.targets],
-        "params_tolerance": result.tolerance,
-        "original": {
-            "dims": _dims_json(o),
-            "params": o.params,
-            "step_time_s": dict(zip(names, o.step_time_s, strict=True)),
-            "refused": list(result.refusals),
-            "accepted_tp": list(result.accepted_tp),
+    return stamped(
+        "suggest",
+        {
+            "path": path,
+            "config": result.config.name,
+            "ranking": RANKING_JSON[result.pareto],
+            "targets": [_target_json(t) for t in result.targets],
+            "params_tolerance": result.tolerance,
+            "original": {
+                "dims": _dims_json(o),
+                "params": o.params,
+                "step_time_s": dict(zip(names, o.step_time_s, strict=True)),
+                "refused": list(result.refusals),
+                "accepted_tp": list(result.accepted_tp),
+            },
+            "candidates": [
+                {
+                    "dims": _dims_json(c),
+                    "params": c.params,
+                    "params_delta_pct": (c.params / o.params - 1) * 100,
+                    "step_time_s": dict(zip(names, c.step_time_s, strict=True)),
+                    "speedup_pct": {n: result.speedup_pct(c, i) for i, n in enumerate(names)},
+                    "speedup_per_parameter_pct": c.speedup_per_parameter_pct,
+                    "checkpoint_compatible": c.checkpoint_compatible,
+                    "changes": [
+                        {"dim": ch.dim, "key": ch.key, "old": ch.old, "new": ch.new}
+                        for ch in c.changes
+                    ],
+                }
+                for c in result.candidates
+            ],
+            "searched": result.enumerated,
+            "held": result.held,
+            "pretrained": result.config.pretrained,
         },
-        "candidates": [
-            {
-                "dims": _dims_json(c),
-                "params": c.params,
-                "params_delta_pct": (c.params / o.params - 1) * 100,
-                "step_time_s": dict(zip(names, c.step_time_s, strict=True)),
-                "speedup_pct": {n: result.speedup_pct(c, i) for i, n in enumerate(names)},
-                "checkpoint_compatible": c.checkpoint_compatible,
-                "changes": [
-                    {"dim": ch.dim, "key": ch.key, "old": ch.old, "new": ch.new} for ch in c.changes
-                ],
-            }
-            for c in result.candidates
-        ],
-        "searched": result.enumerated,
-        "held": result.held,
-        "pretrained": result.config.pretrained,
-    }
+    )
 
 
 def _target_json(t: Target) -> dict[str, Any]:
@@ -376,10 +422,7 @@ def render_text(result: Suggestions, path: str) -> str:
 
     o = result.original
     lines = [f"{path}: {result.config.name or result.config.dialect}".rstrip(": ")]
-    lines.append(
-        "Ranked by shapelint's performance model: predicted step time per token per parameter "
-        "(mean over the GPUs); a prediction, not a measurement."
-    )
+    lines.append(RANKING_TEXT[result.pareto])
     for t in result.targets:
         lines.append(f"Target: {_describe_target(t)}")
     dims = o.shape.dims()
@@ -423,13 +466,14 @@ def render_text(result: Suggestions, path: str) -> str:
             else "No shape in the search is predicted faster than the original."
         )
         return "\n".join(lines) + "\n"
-    header = ["#", "changes", "params"]
-    for t in result.targets:
-        header.append(f"{t.gpu.name} (original {_ms(o.step_time_s[len(header) - 3])})")
+    header = ["#", "changes", "params", "per param"]
+    for j, t in enumerate(result.targets):
+        header.append(f"{t.gpu.name} (original {_ms(o.step_time_s[j])})")
     header.append("checkpoint-compatible")
     rows: list[list[str]] = []
     for i, c in enumerate(result.candidates, 1):
         row = [str(i), _change_text(c), f"{(c.params / o.params - 1) * 100:+.2f}%"]
+        row.append(f"{c.speedup_per_parameter_pct:+.1f}%")
         for j in range(len(result.targets)):
             row.append(f"{_ms(c.step_time_s[j])} ({result.speedup_pct(c, j):+.1f}%)")
         row.append("yes" if c.checkpoint_compatible else "no: new weights")
@@ -440,8 +484,8 @@ def render_text(result: Suggestions, path: str) -> str:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
     lines.append("")
     lines.append(
-        "Speedup: original step time / candidate step time − 1, per GPU. "
-        "`--apply N` rewrites the file to candidate N."
+        "per param: the ranked speedup per parameter; per GPU: original step time / candidate "
+        "step time − 1. `--apply N` rewrites the file to candidate N."
     )
     return "\n".join(lines) + "\n"
 
@@ -516,6 +560,7 @@ def apply_candidate(loaded: Loaded, result: Suggestions, n: int, out: TextIO, er
         )
         raise _usage(f"{loaded.path}: candidate {n} not applied: {wrong}")
     try:
+        assert loaded.snapshot is not None  # the command line's load read the file
         data = encode_like(new_doc.text, loaded.snapshot.data, doc.encoding, doc.bom)
         write_atomic(loaded.path, data, loaded.snapshot, linted_roots([loaded.path]))
     except WriteRefused as exc:

@@ -129,6 +129,8 @@ def _child(requests: int, replies: int, errors: int, memory_mb: int, keep: set[i
             os.close(fd)
     _OPEN_FDS.clear()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # A SIGINT that arrived while it was blocked (`Worker`) is discarded once ignored.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # Nothing a parser prints may reach the user's terminal or the language server's stream;
     # the parent reads the error stream after a death (Rust's "memory allocation failed").
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -269,7 +271,12 @@ class Worker:
             # Python 3.12 warns when a process with threads forks (the language server's
             # reader thread); the worker touches no lock those threads may hold.
             warnings.simplefilter("ignore", DeprecationWarning)
+            # Forked with SIGINT blocked, so no Ctrl-C reaches the worker before it ignores
+            # SIGINT (a traceback from the worker); the parent's mask is restored at once.
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             pid = os.fork()
+            if pid != 0:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if pid == 0:  # pragma: no cover - runs in the worker, which never returns
             try:
                 _child(req_r, rep_w, self.errors.fileno(), memory_mb, own)
@@ -510,8 +517,10 @@ def run_pool(
     workers: int,
     *,
     memory_mb: int = MEMORY_MB,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Any]:
-    """Each ``(fn, args, seconds)`` of ``calls`` in one of ``workers`` workers, in order.
+    """Each ``(fn, args, seconds)`` of ``calls`` in one of ``workers`` workers, in order;
+    ``progress(done, total)`` is called as each answer is final.
 
     An item's answer is its value, a `Died` (the worker is replaced and the other items go
     on), or a `Raised`; `OverTime` in the worker is ``Died("time", …)``. Items are handed
@@ -537,8 +546,20 @@ def run_pool(
             busy[worker.replies] = (worker, item)
             return
 
+    done = 0
+
     def finish(worker: Worker, item: int, answer: tuple[str, Any]) -> None:
+        nonlocal done
         kind = answer[0]
+        final = (
+            kind != "died"
+            or answer[1].inside is None
+            or len(refused_for.get(item, frozenset())) >= MAX_REFUSED
+        )
+        if final:
+            done += 1
+            if progress is not None:
+                progress(done, len(calls))
         if kind == "ok":
             results[item] = answer[1]
         elif kind == "overtime":

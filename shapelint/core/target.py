@@ -268,8 +268,8 @@ class Target:
             "engine that will run the config (repeatable; `shapelint engines` lists them)",
             metavar="NAME[@VERSION]",
             flag="--engine",
-            description='a list of engines such as ["vllm", "megatron@core_v0.14"] '
-            "(`shapelint engines` lists them)",
+            description='an engine or a list of them, such as "vllm" or '
+            '["vllm", "megatron@core_v0.14"] (`shapelint engines` lists them)',
             shown="engines {}",
             json=False,
         ),

@@ -29,7 +29,7 @@ from shapelint.core.source import Sequence as SeqNode
 from shapelint.engine.isolation import died_document
 from shapelint.engine.isolation import parse as parse_isolated
 from shapelint.engine.options import LintOptions
-from shapelint.engine.pipeline import READ_PROBLEM, lint_document
+from shapelint.engine.pipeline import READ_PROBLEM, lint_document, lint_parsed
 from shapelint.engine.results import FileResult, LintResult
 
 # Passes of fix → re-lint → fix; a fix can make another one possible (a conflicting fix of
@@ -534,8 +534,7 @@ def fix_paths(
             if changed_on_disk is not None and relint and write:
                 # Changed since it was linted (another process fixed it first): report what
                 # the file holds now, not what it held.
-                configs, findings = lint_document(changed_on_disk, file_options)
-                relinted[source.path] = FileResult(source, changed_on_disk, configs, findings)
+                relinted[source.path] = lint_parsed(source, changed_on_disk, file_options)
             continue
         try:
             write_atomic(source.path, file_fix.new_bytes(), snap, roots)
@@ -547,8 +546,7 @@ def fix_paths(
             continue
         # What was written is the verified document's text: lint that document, not the file.
         final = fixed.final or parse(source.path, file_fix.new_bytes(), source.kind)
-        configs, findings = lint_document(final, file_options)
-        relinted[source.path] = FileResult(source, final, configs, findings)
+        relinted[source.path] = lint_parsed(source, final, file_options)
     if relinted or len(errors) > len(result.errors):
         files = [relinted.get(r.source.path, r) for r in result.files]
         run.result = LintResult(files=files, errors=errors, skipped=result.skipped)

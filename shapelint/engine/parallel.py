@@ -6,6 +6,11 @@ parent has decided every file's options and imported the readers the files need,
 start with everything loaded and nothing needs pickling on the way in; on the way back a
 result travels without its parsed tree (`cache.lite`). Where ``fork`` is not available
 (Windows) the files are linted in this process.
+
+Ctrl-C is the parent's alone: a terminal sends SIGINT to every process of the foreground group,
+so workers ignore it (they are forked with SIGINT blocked and ignore it before unblocking, so
+no moment is left in which one could print a traceback); the parent's KeyboardInterrupt ends
+the pool, which terminates them.
 """
 
 from __future__ import annotations
@@ -74,10 +79,14 @@ def _one(index: int) -> bytes | InternalError | None:
 
 
 def lint_parallel(
-    items: Sequence[Item], jobs: int, cache: LintCache | None, lint_one: LintOne
+    items: Sequence[Item],
+    jobs: int,
+    cache: LintCache | None,
+    lint_one: LintOne,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FileResult | InternalError]:
     """Lint ``items`` with ``lint_one`` on ``jobs`` forked workers; outcomes in the order of
-    ``items``.
+    ``items``, ``progress(done, total)`` called as they arrive.
 
     The workers are `shapelint.core.sandbox` workers: each file is linted under its CPU-time
     budget and the memory limit, and a worker that dies on a file (a parser crash, memory,
@@ -101,7 +110,7 @@ def lint_parallel(
         calls = [
             (_one, (i,), opts.budget.max_seconds_per_file) for i, (_, opts) in enumerate(items)
         ]
-        returned = sandbox.run_pool(calls, jobs)
+        returned = sandbox.run_pool(calls, jobs, progress=progress)
     finally:
         _ITEMS, _CACHE, _LINT = (), None, None
     outcomes: list[FileResult | InternalError] = []

@@ -263,6 +263,12 @@ def unparsed(
     return _finish(source, doc, *lint_document_suppressed(doc, options), options, True)
 
 
+def lint_parsed(source: SourceFile, doc: Document, options: LintOptions) -> FileResult:
+    """The rest of the pipeline for a document already parsed (the fixer's verified text):
+    rules, suppressions and the baseline, as `lint_source` runs them."""
+    return _finish(source, doc, *lint_document_suppressed(doc, options), options, True)
+
+
 def _stale_rule(options: LintOptions, path: str) -> Rule | None:
     """The rule that reports baseline entries matching nothing, when unused ignores are
     asked for and it is selected."""
@@ -299,6 +305,7 @@ __all__ = [
     "check_config",
     "lint_document",
     "lint_document_suppressed",
+    "lint_parsed",
     "lint_source",
     "not_read",
     "unparsed",

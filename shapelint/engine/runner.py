@@ -69,6 +69,7 @@ def lint_paths(
     *,
     jobs: int | None = 1,
     cache: LintCache | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LintResult:
     """Lint every file under ``paths``; a failure in one file is recorded, not raised.
 
@@ -77,6 +78,7 @@ def lint_paths(
     in settings raise from that function and are the caller's to report. ``jobs`` worker
     processes share the files (None: by the number of files, see `parallel.auto_jobs`); the
     result is the same for any number. ``cache`` skips files linted before (`engine.cache`).
+    ``progress(done, total)`` is called as files are linted.
     """
     if isinstance(options, LintOptions):
         exclude = (*exclude, *options.exclude)
@@ -101,10 +103,14 @@ def lint_paths(
     workers = parallel.auto_jobs(len(items)) if jobs is None else jobs
     workers = min(workers, len(items))
     if workers > 1 and parallel.can_fork():
-        outcomes = parallel.lint_parallel(items, workers, cache, lint_one)
+        outcomes = parallel.lint_parallel(items, workers, cache, lint_one, progress)
     else:
         with sandbox.session():  # one parsing worker for the run, forked when a file needs it
-            outcomes = [lint_one(source, file_options, cache) for source, file_options in items]
+            outcomes = []
+            for source, file_options in items:
+                outcomes.append(lint_one(source, file_options, cache))
+                if progress is not None:
+                    progress(len(outcomes), len(items))
     for (source, file_options), outcome in zip(items, outcomes, strict=True):
         if isinstance(outcome, InternalError):
             result.errors.append(outcome)

@@ -252,7 +252,7 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     target = {s.name: _target_value(s, data[s.key], where) for s in TARGET_KEYS if s.key in data}
     return Settings(
         path=path,
-        gpu=tuple(data["gpu"]) if "gpu" in data else None,
+        gpu=_names(data["gpu"]) if "gpu" in data else None,
         gpu_file=os.path.join(root, gpu_file) if gpu_file else None,
         target=TargetOptions(**target),
         select=_codes(data["select"]) if "select" in data else None,
@@ -270,6 +270,25 @@ def from_dict(data: Mapping[str, Any], path: str) -> Settings:
     )
 
 
+def target_choice(
+    values: Mapping[str, Any], where: str
+) -> tuple[tuple[str, ...] | None, TargetOptions]:
+    """The GPU names (None: not chosen) and target fields that ``values``, keyed by settings
+    keys (``gpu``, ``micro-batch`` …), choose: validated and read as a settings file's are,
+    errors a `SettingsError` naming ``where`` (the Python API's ``target=``)."""
+    validate(values, where)
+    gpus = _names(values["gpu"]) if "gpu" in values else None
+    target = {
+        s.name: _target_value(s, values[s.key], where) for s in TARGET_KEYS if s.key in values
+    }
+    return gpus, TargetOptions(**target)
+
+
+def _names(value: str | Iterable[str]) -> tuple[str, ...]:
+    """A list-valued setting written as one name (``gpu = "A100"``) or as a list."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 def _target_value(spec: TargetField, value: Any, where: str) -> object:
     """A settings value of the target field ``spec`` (valid by the schema) as the target holds
     it; a value the field's own parser refuses is a `SettingsError` naming the key."""
@@ -279,7 +298,7 @@ def _target_value(spec: TargetField, value: Any, where: str) -> object:
         if spec.kind == "engines":
             from shapelint.hardware.engines import canonical
 
-            return canonical(value)
+            return canonical(_names(value))
         if spec.kind == "fused":
             from shapelint.perf.fusion import fused_spec
 

@@ -52,18 +52,26 @@ def schema_entry(spec: TargetField) -> dict[str, Any]:
         entry["type"] = "boolean"
     elif spec.kind == "dtype":
         entry["type"] = "string"  # the spelling is checked by settings.validate
-    elif spec.kind == "engines":
-        entry.update(type="array", minItems=1, items={"type": "string", "minLength": 1})
+    elif spec.kind == "engines":  # one name, or a list of names (as ``gpu``)
+        name = {"type": "string", "minLength": 1}
+        entry["anyOf"] = [name, {"type": "array", "minItems": 1, "items": name}]
     elif spec.kind == "fused":
         entry.update(type="string", minLength=1)
     return entry
 
 
-def _member(key: str, value: object) -> str:
+def _inline(value: object) -> str:
+    """``value`` on one line, objects spaced inside their braces as the file writes them."""
     if isinstance(value, dict):
-        inner = ", ".join(_member(k, v) for k, v in value.items())
-        return f"{json.dumps(key)}: {{ {inner} }}"
-    return f"{json.dumps(key)}: {json.dumps(value)}"
+        inner = ", ".join(f"{json.dumps(k)}: {_inline(v)}" for k, v in value.items())
+        return f"{{ {inner} }}"
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _member(key: str, value: object) -> str:
+    return f"{json.dumps(key)}: {_inline(value)}"
 
 
 def render(text: str) -> str:

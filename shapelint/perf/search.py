@@ -16,7 +16,8 @@ Anthony et al. 2024 co-design a model's whole shape for a parameter budget (GPT-
 3. **Rank** by the performance model's step time (`shapelint.perf.estimate.step_time`) per
    token per GPU, as the mean of the per-GPU time ratios (each GPU weighs the same),
    scaled by the parameter count (time per token per parameter), so that a candidate cannot
-   win by being smaller within the tolerance; GEMM timings are cached across candidates,
+   win by being smaller within the tolerance; the ranked number is shown as
+   `Candidate.speedup_per_parameter_pct`; GEMM timings are cached across candidates,
    since most share most GEMMs. Candidates that differ only in the dims that balance the
    parameter count (FFN width, layers) are shown once, the best of them.
 4. **Validate** in rank order until enough are found: every SL0xx rule and every selected
@@ -137,6 +138,12 @@ class Candidate:
     config: ModelConfig | None = None
 
     @property
+    def speedup_per_parameter_pct(self) -> float:
+        """The ranking key as a speedup: the original's time per token per parameter over
+        this candidate's, minus one, in percent (time ratios averaged over the targets)."""
+        return (1.0 / self.score - 1.0) * 100.0
+
+    @property
     def checkpoint_compatible(self) -> bool:
         """True when the change leaves every weight's shape and meaning as it was (only the
         micro-batch and the tensor-parallel split change)."""
@@ -164,6 +171,8 @@ class Suggestions:
     refusals: tuple[str, ...] = ()
     # Tensor-parallel sizes at which the target accepts the original shape unchanged.
     accepted_tp: tuple[int, ...] = ()
+    # True when ``candidates`` is the Pareto front by parameter count, not a ranking.
+    pareto: bool = False
 
     def speedup_pct(self, cand: Candidate, i: int) -> float:
         """(original / candidate − 1) × 100 on target ``i``."""
@@ -608,9 +617,15 @@ def search(
                 scored.append(Candidate(shape, n, tuple(times), ratio, score, (), cand_config))
         if progress is not None:
             progress(len(shapes), len(shapes))
-    scored.sort(key=lambda c: (c.score, _distance(c.shape, o), abs(c.params - original.params)))
+
+    def rank(c: Candidate) -> tuple[float, int, int]:
+        return c.score, _distance(c.shape, o), abs(c.params - original.params)
+
+    scored.sort(key=rank)
     if not options.pareto:
-        scored = _simplest_per_group(scored, o)
+        # Ranked again by the members shown, so the order is the order of the number shown
+        # (a group's simplest member may score up to TIE below the group's best).
+        scored = sorted(_simplest_per_group(scored, o), key=rank)
     chosen: list[Candidate] = []
     rejected = 0
     for cand in scored:
@@ -637,6 +652,7 @@ def search(
         gemm_misses=cache.misses,
         held=space.held,
         refusals=tuple(refusals),
+        pareto=options.pareto,
     )
 
 

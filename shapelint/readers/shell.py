@@ -32,6 +32,15 @@ is unknown.
 Inside ``case … esac`` a word followed by ``)`` or ``|`` is a pattern (a script's own
 argument parser: ``--seq-length) SEQ=$2 ;;``), not a flag.
 
+A ``# shapelint: ignore[...]`` comment suppresses on its line wherever bash reads a comment:
+a ``#`` that begins a word, outside quotes (inside an array's ``( … )`` too), or a comment in
+backquotes (```# shapelint: ignore[SL104]```), a command substitution that expands to nothing
+and so may stand before a line-continuation backslash. A comment cannot stand on a line a
+command continues from: after ``\\`` and a space bash reads an escaped space, not a
+continuation, and a backslash after the comment is part of the comment, so either way the
+command ends at the comment and its next line runs as a command of its own. Such a comment
+suppresses nothing; it is an SL008 problem that says to use the backquoted form.
+
 What the flags mean is no part of the grammar: a dialect registers a `hooks.ShellFlags` that
 names the flags making a script a model's config (its shape flags), the programs that read
 them, and how its framework reads the entries (dummy sizes). A script holds a candidate only
@@ -44,7 +53,18 @@ import functools
 import re
 from dataclasses import dataclass
 
-from shapelint.core.source import Candidate, Document, Entry, LineIndex, Mapping, Scalar, Span
+from shapelint.core.source import (
+    Candidate,
+    Document,
+    Entry,
+    LineIndex,
+    Mapping,
+    Problem,
+    Scalar,
+    Span,
+    merge_suppressions,
+    parse_suppression,
+)
 from shapelint.readers import hooks
 
 _SEPARATORS = frozenset("();|&")
@@ -69,12 +89,31 @@ class _Word:
     quoted: bool = False
 
 
+@dataclass(frozen=True)
+class _Comment:
+    start: int  # offset of its ``#``
+    end: int  # offset of the newline or the closing backquote
+    depth: int  # parentheses open around it (an array's elements)
+    backquoted: bool = False  # ```# …``` : a command substitution that expands to nothing
+
+
 # A token is a word, or one of "\n" (end of a line: ends a flag's value) and ";" (end of a
 # statement: a separator or a line outside parentheses).
 _Token = _Word | str
 
 
-def _tokens(text: str) -> list[_Token]:
+def _backquoted_comment(text: str, i: int) -> int:
+    """The offset of the closing backquote of a ```# comment``` opening at ``i`` on the same
+    line, or -1 when ``text[i]`` opens no such thing."""
+    hash_at = i + 1 + len(text[i + 1 :]) - len(text[i + 1 :].lstrip(" \t"))
+    if not text.startswith("#", hash_at):
+        return -1
+    close, newline = text.find("`", hash_at), text.find("\n", hash_at)
+    return close if close != -1 and (newline == -1 or close < newline) else -1
+
+
+def _tokens(text: str, comments: list[_Comment] | None = None) -> list[_Token]:
+    """The words and separators of ``text``; the comments found go to ``comments``."""
     out: list[_Token] = []
     i, n, depth = 0, len(text), 0
     while i < n:
@@ -95,8 +134,16 @@ def _tokens(text: str) -> list[_Token]:
             i += 1
             continue
         if c == "#":
+            start = i
             while i < n and text[i] != "\n":
                 i += 1
+            if comments is not None:
+                comments.append(_Comment(start, i, depth))
+            continue
+        if c == "`" and (close := _backquoted_comment(text, i)) != -1:
+            if comments is not None:
+                comments.append(_Comment(text.index("#", i), close, depth, backquoted=True))
+            i = close + 1  # it expands to nothing: no word
             continue
         if c in _SEPARATORS:
             depth += 1 if c == "(" else -1 if c == ")" and depth > 0 else 0
@@ -387,14 +434,61 @@ def parse_shell(path: str, text: str) -> Document:
     model size when the script picks its sizes by a variable it is given), or none. Which
     flags make a config is the registered `ShellFlags`' (the first that finds one reads it)."""
     doc = Document(path=path, text=text, format="shell")
+    comments: list[_Comment] = []
+    tokens = _tokens(text, comments)
+    if "shapelint" in text:
+        _suppressions(doc, comments)
     if not hooks.SHELL:
         return doc
-    tokens = _tokens(text)
     for grammar in hooks.SHELL:
         doc.candidates.extend(_candidates(path, text, tokens, grammar))
         if doc.candidates:
             break
     return doc
+
+
+def _suppressions(doc: Document, comments: list[_Comment]) -> None:
+    """Fill ``doc.suppressions`` from the script's ``# shapelint: ignore`` comments; one that
+    ends a command the line continues is an SL008 problem saying how to write it there."""
+    text, index = doc.text, LineIndex(doc.text)
+    for comment in comments:
+        body = text[comment.start : comment.end]
+        codes = parse_suppression(body)
+        if codes is None:
+            continue
+        before = text[text.rfind("\n", 0, comment.start) + 1 : comment.start]
+        why = (
+            None if comment.backquoted or comment.depth else _ends_a_continued_command(before, body)
+        )
+        if why is None:
+            line, _ = index.position(comment.start)
+            doc.suppressions[line] = merge_suppressions(doc.suppressions.get(line), codes)
+            continue
+        written = body.rstrip().removesuffix("\\").rstrip()
+        doc.problems.append(
+            Problem(
+                "SL008",
+                f"this comment ends the command: {why}, so bash runs the next line as a command "
+                "of its own, and the ignore is not applied; on a continued line, put it in "
+                f"backquotes before the backslash: `{written}` \\",
+                index.span(doc.path, comment.start, comment.end),
+            )
+        )
+
+
+def _ends_a_continued_command(before: str, body: str) -> str | None:
+    """Why a comment outside parentheses ends a command its line was meant to continue (the
+    text ``before`` it on its line, its own text ``body``), or None."""
+    stripped = before.rstrip(" \t")
+    backslashes = len(stripped) - len(stripped.rstrip("\\"))
+    if stripped != before and backslashes % 2:
+        return (
+            "after `\\ ` (an escaped space, not a line continuation) the comment runs to the "
+            "end of the line"
+        )
+    if body.rstrip().endswith("\\"):
+        return "the backslash at its end is part of the comment, not a line continuation"
+    return None
 
 
 def _candidates(

@@ -1,7 +1,7 @@
 """Machine-readable report: one JSON object, the stable contract documented in docs/output.md.
 
-``{"version": 1, "findings": [...], "configs": [...]}``; field names never change within a
-version.
+``{"$schema": …, "version": 1, "findings": [...], "configs": [...]}``, valid against the
+shipped schema (`shapelint.report.schemas`); field names never change within a version.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any, TextIO
 from shapelint.core.model import Finding, ModelConfig
 from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
+from shapelint.report.schemas import VERSIONS, stamped
 from shapelint.report.text import message_with_estimate
 
-VERSION = 1
+VERSION = VERSIONS["check"]
 
 
 def _plain(value: object) -> object:
@@ -87,17 +88,19 @@ def config_json(c: ModelConfig) -> dict[str, Any]:
 
 def report_dict(result: LintResult) -> dict[str, Any]:
     """The whole report as a dict."""
-    return {
-        "version": VERSION,
-        "findings": [finding_json(f) for f in result.findings],
-        "configs": [
-            {**config_json(c), "target": r.targets[c.name].as_json()}
-            if c.name in r.targets
-            else config_json(c)
-            for r in result.files
-            for c in r.configs
-        ],
-    }
+    return stamped(
+        "check",
+        {
+            "findings": [finding_json(f) for f in result.findings],
+            "configs": [
+                {**config_json(c), "target": r.targets[c.name].as_json()}
+                if c.name in r.targets
+                else config_json(c)
+                for r in result.files
+                for c in r.configs
+            ],
+        },
+    )
 
 
 def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:

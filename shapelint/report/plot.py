@@ -104,8 +104,10 @@ def plot_roofline(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
         plt = importlib.import_module("matplotlib.pyplot")
         lines_mod = importlib.import_module("matplotlib.lines")
     except ImportError:
+        from shapelint.core.extras import install_hint
+
         raise MissingExtraError(
-            "plotting needs matplotlib: pip install 'shapelint[plot]'"
+            f"plotting needs matplotlib (the plot extra): {install_hint('plot')}"
         ) from None
 
     peak = float(data["achievable_tflops"])

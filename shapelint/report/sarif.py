@@ -33,7 +33,7 @@ RULES_DOC = "https://github.com/shapelint/shapelint/blob/main/docs/rules.md"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 # GitHub code scanning tags by rule family (`Rule.family`); any other family is "correctness".
-TAGS = {"alignment": "performance"}
+TAGS = {"alignment": "performance", "batching": "performance"}
 
 
 def source_root(env: Mapping[str, str] | None = None) -> str:

@@ -103,6 +103,9 @@ def summary(result: LintResult, ctx: ReportContext) -> str:
             f"{plural(len(result.skipped), 'file')} skipped (-v lists them)"
             for _ in result.skipped[:1]
         ]
+        if not configs:  # nothing was checked: not a pass
+            found = f"No model configs found in {plural(files, 'file')}"
+            return f"{found}; {'; '.join(unchecked)}." if unchecked else f"{found}."
         if unchecked:
             return f"No problems found in {where}; {'; '.join(unchecked)}."
         return f"All checks passed ({where})."

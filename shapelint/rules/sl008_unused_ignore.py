@@ -6,8 +6,17 @@ next real problem on that line, unannounced. Remove it, or narrow ``ignore`` to 
 still fire. Reported only with ``--report-unused-ignores``; codes that are not selected in this
 run (``--select``/``--ignore``) are never called unused, and unknown codes always are.
 
+A comment in a shell script that cannot stand where it is written is reported always, by the
+shell reader: on a line a command continues from, a comment ends the command (bash reads
+``\\`` and a space as an escaped space, and a backslash after the comment as part of it), so
+the next line runs as a command of its own and the ignore is not applied. Written in
+backquotes before the backslash, ```# shapelint: ignore[SL104]` \\``, the comment is a
+command substitution that expands to nothing: the command goes on and the ignore applies.
+
 Source: the same practice as ruff's RUF100 (unused ``noqa``) and mypy's
-``--warn-unused-ignores``.
+``--warn-unused-ignores``; for shell, the Bash Reference Manual, 3.1.2.1 Escape Character (a
+backslash keeps the next character literal, a newline after it continues the line) and 3.1.3
+Comments (a word beginning with ``#`` and the rest of its line are ignored).
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ RULE = Rule(
     name="unused-ignore",
     severity="warning",
     summary="a `# shapelint: ignore` comment suppresses nothing on its line",
-    source="ruff RUF100; mypy --warn-unused-ignores",
+    source="ruff RUF100; mypy --warn-unused-ignores; bash manual, Comments and Escape Character",
     family="model",
     scope="suppression",
 )
@@ -44,6 +53,23 @@ EXAMPLES = [
         format="yaml",
         note="no SL101 finding points at `hidden_size`",
         expect=(Expect(1, "# shapelint: ignore[SL101]", "`# shapelint"),),
+    ),
+    Example(
+        "torchrun pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
+        "    --ffn-hidden-size 5461 `# shapelint: ignore[SL104]` \\\n"
+        "    --micro-batch-size 4\n",
+        valid=True,
+        format="shell",
+        note="in backquotes, the comment may stand on a line the command continues from",
+    ),
+    Example(
+        "torchrun pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
+        "    --ffn-hidden-size 5461 \\  # shapelint: ignore[SL104]\n"
+        "    --micro-batch-size 4\n",
+        valid=False,
+        format="shell",
+        note="`\\ ` is an escaped space, not a line continuation: the comment ends the command",
+        expect=(Expect(2, "# shapelint: ignore[SL104]", "this comment ends the command"),),
     ),
 ]
 
