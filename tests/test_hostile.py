@@ -885,3 +885,57 @@ def test_unreadable_directory_is_reported(tmp_path: Path, monkeypatch: pytest.Mo
     assert "All checks passed" not in out
     code, out, _ = run(".", "--format", "json", cwd=tmp_path)
     assert [f["code"] for f in findings_by_path(out)["locked"]] == ["SL000"]
+
+
+# -- Issue 26, failures 10 and 21: sizes of 2**63 end in seconds with an answer -------------
+
+
+def test_a_rule_over_the_cpu_budget_is_not_called_a_file_too_complex_to_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failure 21: a rule that ran out of CPU time (SL205 at --tp 2**63) made a 76-byte file
+    # "too complex to read statically"; the file was read, checking it took the time.
+    from shapelint.core.limits import OverTime
+    from shapelint.rules import sl101_vocab_padding
+
+    def over(*_: object, **__: object) -> object:
+        raise OverTime(10)
+
+    monkeypatch.setattr(sl101_vocab_padding, "check", over)
+    (tmp_path / "config.json").write_text(GPT2, encoding="utf-8")
+    code, out, err = run("config.json", "--no-cache", "--jobs", "1", cwd=tmp_path)
+    assert code == 1 and "Traceback" not in out + err
+    assert "checking this file took more than 10 s of CPU time in rule SL101" in out
+    assert "too complex to read" not in out
+
+
+def test_tensor_parallel_candidates_are_divisors_found_without_counting_to_t() -> None:
+    from shapelint.rules.sl205_tensor_parallel_too_large import _common_divisors
+
+    for t in range(2, 200):
+        for heads in (1, 12, 32, 96, 128):
+            want = [d for d in range(t - 1, 1, -1) if t % d == 0 and heads % d == 0]
+            assert _common_divisors(t, heads) == want
+    start = time.process_time()
+    assert _common_divisors(2**63, 2**62)[:2] == [2**62, 2**61]
+    assert time.process_time() - start < 1
+
+
+@pytest.mark.parametrize(
+    "dims",
+    [
+        # Failure 10: heads of 2**32 made the search list every divisor by counting to it.
+        {"hidden_size": 2**63, "num_attention_heads": 2**32, "num_hidden_layers": 32},
+        # Layers of 2**63 made a list of 10**17 layer counts (MemoryError).
+        {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 2**63},
+    ],
+)
+def test_suggest_on_a_dim_of_two_to_the_63_ends_in_seconds(
+    tmp_path: Path, dims: dict[str, int]
+) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({**dims, "vocab_size": 50304}), "utf-8")
+    start = time.process_time()
+    code, out, err = run("suggest", "config.json", cwd=tmp_path)
+    assert time.process_time() - start < 20
+    assert code in (0, 1, 2) and "internal error" not in err and "Traceback" not in out + err
+    assert len(err) < 1000

@@ -16,7 +16,8 @@ file. Parsers and rules never raise on bad input.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -113,21 +114,33 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
             continue
         rules.append(rule)
         tuned = options.rule_options.get(rule.code)
-        found = (
-            module.check(config, primary)
-            if tuned is None
-            else cast(Any, module).check(config, primary, options=tuned)
-        )
-        for finding in found:
-            finding = with_severity(_with_estimates(finding, config, targets, options), options)
-            if (
-                finding.severity != "error"
-                and finding.estimates
-                and finding.max_slowdown < options.min_slowdown
-            ):
-                continue
-            out.append(finding)
+        with _stage(f"rule {rule.code}"):
+            found = (
+                module.check(config, primary)
+                if tuned is None
+                else cast(Any, module).check(config, primary, options=tuned)
+            )
+            for finding in found:
+                finding = with_severity(_with_estimates(finding, config, targets, options), options)
+                if (
+                    finding.severity != "error"
+                    and finding.estimates
+                    and finding.max_slowdown < options.min_slowdown
+                ):
+                    continue
+                out.append(finding)
     return _defer(out, rules)
+
+
+@contextmanager
+def _stage(where: str) -> Iterator[None]:
+    """Name the stage in an `OverTime` raised in the block, so that a rule that runs past the
+    budget is not reported as a file too complex to read (issue 26, failure 21)."""
+    try:
+        yield
+    except OverTime as exc:
+        exc.where = exc.where or where
+        raise
 
 
 def _defer(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
@@ -162,14 +175,16 @@ def lint_document_suppressed(
         return selected(code, options, doc.path)
 
     findings = [with_severity(f, options) for f in _problem_findings(doc) if chosen(f.code)]
-    configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
+    with _stage("the dialects that read its configs"):
+        configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
     if doc.ok:
         for module in rules_of("document"):
             if chosen(module.RULE.code):
-                found = cast("DocumentRule", module).check_document(
-                    doc, configs, options.extra_keys
-                )
-                findings.extend(with_severity(f, options) for f in found)
+                with _stage(f"rule {module.RULE.code}"):
+                    found = cast("DocumentRule", module).check_document(
+                        doc, configs, options.extra_keys
+                    )
+                    findings.extend(with_severity(f, options) for f in found)
     seen: set[tuple[str, int, str]] = set()
     for config in configs:
         for f in check_config(config, options):
