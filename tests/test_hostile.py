@@ -24,6 +24,7 @@ import pytest
 from hostile import (
     GPT2,
     GPT2_CLASS,
+    GPT2_PY,
     KEYS,
     SIDE_EFFECT_MARKER,
     build,
@@ -939,3 +940,34 @@ def test_suggest_on_a_dim_of_two_to_the_63_ends_in_seconds(
     assert time.process_time() - start < 20
     assert code in (0, 1, 2) and "internal error" not in err and "Traceback" not in out + err
     assert len(err) < 1000
+
+
+# -- Issue 26: the language server goes through the same reader and sandbox -----------------
+
+H100 = LintOptions(gpus=(load_table().lookup("H100-SXM"),))
+
+
+def test_language_server_lints_a_parser_bomb_in_a_worker(tmp_path: Path) -> None:
+    """Failure 6, in the language server: a document that crashes libcst is one SL000 and
+    the server process lives on."""
+    from shapelint.cli.server import lint_text
+
+    path = str(tmp_path / "model.py")
+    found = lint_text(path, KEYS + fstring_bomb(), H100)
+    assert [f.code for f in found] == ["SL000"]
+    assert any(
+        reason in found[0].message
+        for reason in ("the Python parser crashed on this file (signal", "MB of memory")
+    ), found[0].message
+    assert [f.code for f in lint_text(path, GPT2_PY, H100)] == ["SL101"]
+
+
+def test_language_server_document_with_a_lone_surrogate_is_linted() -> None:
+    """Failure 22: the editor's text held a lone surrogate (JSON-RPC carries "\\ud800"), it
+    could not be encoded, and the document got no diagnostics and no message."""
+    from shapelint.cli.server import lint_text
+
+    text = GPT2.replace('"n_embd"', '"name": "\ud800",\n  "n_embd"')
+    found = lint_text("config.json", text, H100)
+    assert [f.code for f in found] == ["SL101"]
+    assert found[0].span.line == 6  # positions are the editor's: one character for one
