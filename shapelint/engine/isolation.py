@@ -17,7 +17,8 @@ worker out of CPU time is `OverTime`, as a reader over its budget in this proces
 from __future__ import annotations
 
 from shapelint.core.limits import DEFAULT, Budget, OverTime, cpu_limit
-from shapelint.core.source import Document, LineIndex, Problem
+from shapelint.core.source import Document
+from shapelint.readers import not_read
 from shapelint.readers import parse as parse_here
 
 # Non-Python files up to this size are parsed in this process (a fork costs more than they do).
@@ -74,14 +75,8 @@ def died_message(kind: str, died: object, budget: Budget = DEFAULT) -> str:
 
 def died_document(path: str, data: bytes, kind: str, message: str) -> Document:
     """A document of ``data`` (decoded leniently, for the skip triage) whose one problem is
-    ``message`` at its start."""
-    # The engine names one code, the reading problem, in one place (the pipeline).
-    from shapelint.engine.pipeline import READ_PROBLEM
-
-    text = data.decode("utf-8", errors="replace")
-    doc = Document(path=path, text=text, format=kind)
-    doc.problems.append(Problem(READ_PROBLEM, message, LineIndex(text).span(path, 0, 0)))
-    return doc
+    ``message`` at its start (the readers name the code of a file not read)."""
+    return not_read(path, data, kind, message)
 
 
 __all__ = ["WORKER_BYTES", "died_document", "died_message", "in_worker", "parse"]
