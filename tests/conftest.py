@@ -90,14 +90,14 @@ def parses(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFac
     log = ParseLog(tmp_path_factory.mktemp("parses") / "log")
     real = readers._parse_text
 
-    def counting(path: str, text: str, kind: str) -> object:
+    def counting(path: str, text: str, kind: str, files: object = None) -> object:
         # One write of one line with O_APPEND: whole lines, whichever process writes.
         fd = os.open(log.log, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, (Path(path).name + "\n").encode("utf-8", "surrogateescape"))
         finally:
             os.close(fd)
-        return real(path, text, kind)
+        return real(path, text, kind, files)  # type: ignore[arg-type]
 
     monkeypatch.setattr(readers, "_parse_text", counting)
     return log

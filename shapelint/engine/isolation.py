@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from shapelint.core.limits import DEFAULT, Budget, OverTime, cpu_limit
 from shapelint.core.source import Document
+from shapelint.engine.tree import parse_in_tree as parse_here
 from shapelint.readers import not_read
-from shapelint.readers import parse as parse_here
 
 # Non-Python files up to this size are parsed in this process (a fork costs more than they do).
 WORKER_BYTES = 1 << 20

@@ -11,7 +11,9 @@ document, then the config rules, then the rules about suppressions, which see ev
 finding. Nothing here names a rule, except the reading problem (SL000) a read failure is.
 
 Everything is a pure function of the file's contents and the options, except reading the
-file. Parsers and rules never raise on bad input.
+file and what its reading rests on in the same project (a script's sourced files, the module of
+a preset the config names: `shapelint.engine.tree`, `shapelint.engine.presets`), which the
+document records. Parsers and rules never raise on bad input.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from shapelint.core.source import Document, LineIndex, Problem, file_disables, s
 from shapelint.engine.discover import SourceFile
 from shapelint.engine.isolation import parse
 from shapelint.engine.options import LintOptions
+from shapelint.engine.presets import preset_configs
 from shapelint.engine.reading import read_failure, read_source
 from shapelint.engine.results import FileResult, Suppressed
 from shapelint.engine.selection import matches, selected, with_severity
@@ -177,6 +180,9 @@ def lint_document_suppressed(
     findings = [with_severity(f, options) for f in _problem_findings(doc) if chosen(f.code)]
     with _stage("the dialects that read its configs"):
         configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
+        if doc.ok and not configs:
+            # a file that names its model's preset instead of stating it (engine.presets)
+            configs = preset_configs(doc, options.extra_keys)
     if doc.ok:
         for module in rules_of("document"):
             if chosen(module.RULE.code):
