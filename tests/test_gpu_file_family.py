@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from shapelint.cli.main import main
+from shapelint.engine.gpu_file import load_table
 from shapelint.hardware.arch import FAMILY_FIELDS, family_of
-from shapelint.hardware.gpus import GPUTableError, builtin_data, load_table
+from shapelint.hardware.gpus import GPUTableError, builtin_data
 
 NAME = "LAB-GPU"
 
@@ -98,6 +99,8 @@ def with_family_fields(entry: dict[str, Any]) -> dict[str, Any]:
         out[key] = {str(k): v for k, v in value.items()} if key == "align_factor" else value
         if key == "attention_scale":
             out[key] = dict(value)
+        if key == "kernel_cliffs":
+            out[key] = [c.as_dict() for c in value]
     return out
 
 

@@ -11,6 +11,7 @@ import math
 from typing import Any, TextIO
 
 from shapelint.core.model import Finding, ModelConfig
+from shapelint.core.text import shown_path
 from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.schemas import VERSIONS, stamped
@@ -50,7 +51,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "code": f.code,
         "name": f.name,
         "severity": f.severity,
-        "path": f.path,
+        "path": shown_path(f.path),
         "line": f.span.line,
         "column": f.span.column,
         "end_line": f.span.end_line,
@@ -77,7 +78,7 @@ def config_json(c: ModelConfig) -> dict[str, Any]:
     reader (dialect or key family) supplied each dim; for dims the key lexicon read by the
     words of their keys (source ``lexicon``), ``lexicon_keys`` names the key of each."""
     out = {
-        "path": c.path,
+        "path": shown_path(c.path),
         "name": c.name,
         "dialect": c.dialect,
         "dims": {dim.value: _plain(v.value) for dim, v in c.dims.items() if v.known},
