@@ -362,3 +362,21 @@ def test_which_values_can_be_a_preset(value: object, name: str | None) -> None:
 )
 def test_which_candidates_are_the_preset(candidate: str, matches: bool) -> None:
     assert presets.names_preset(candidate, "OpenELM-270M") is matches
+
+
+def test_a_bare_arch_key_without_a_preset_is_not_named(tmp_path: Path) -> None:
+    # Megatron-LM examples/multimodal/evaluation/mmmu_utils.py: subject names, not a model
+    utils = (
+        "CAT_SHORT2LONG = {\n"
+        "    'acc': 'Accounting',\n"
+        "    'agri': 'Agriculture',\n"
+        "    'arch': 'Architecture_and_Engineering',\n"
+        "}\n"
+    )
+    yaml = "model:\n  arch: my_net_9\n  vocab_size: 32000\n"
+    write(tmp_path, {"pyproject.toml": "", "mmmu_utils.py": utils, "run.yaml": yaml})
+    engine_presets._index.cache_clear()
+    assert sl009(check(tmp_path / "mmmu_utils.py", "--no-cache")) == []
+    # under a model's key the same word names the model's preset
+    [notice] = sl009(check(tmp_path / "run.yaml", "--no-cache"))
+    assert "names the preset my_net_9 (model.arch)" in str(notice["message"])

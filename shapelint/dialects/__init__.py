@@ -46,11 +46,14 @@ from shapelint.core.source import Candidate, Document, Scalar
 from shapelint.dialects import (
     axolotl,
     deepspeed,
+    easylm,
+    fairseq,
     foundry,
     gptfast,
     hf,
     internlm,
     levanter,
+    lexicon,
     lingua,
     litgpt,
     llama,
@@ -63,6 +66,7 @@ from shapelint.dialects import (
     neutral,
     olmo,
     openlm,
+    tensor2tensor,
     titan_models,
     torchtitan,
     torchtune,
@@ -100,7 +104,9 @@ DIALECTS: list[Dialect] = [
 # Every dialect module. Each may declare what it teaches the readers (``READER_HOOKS``, a
 # `shapelint.readers.hooks.ReaderHooks`), registered here, before any file is read, and what
 # its framework implies for the rules (``TRAITS``, given to every config it names).
-MODULES: tuple[object, ...] = (*DIALECTS, hf, neutral)
+# tensor2tensor, fairseq and EasyLM only teach the Python reader their helpers (their keys are
+# the key lexicon's).
+MODULES: tuple[object, ...] = (*DIALECTS, hf, neutral, tensor2tensor, fairseq, easylm)
 _TRAITS: dict[str, Traits] = {}
 for _module in MODULES:
     _hooks = getattr(_module, "READER_HOOKS", None)
@@ -139,7 +145,7 @@ def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelCo
                         checkpoint = hf.weights_beside(doc.path)
                     config = replace(config, pretrained=checkpoint or restores(candidate))
                 configs.append(config)
-    return configs
+    return lexicon.without_fed(configs)
 
 
 # Keys that load trained weights into the model a training config describes (NeMo, Megatron,
@@ -206,7 +212,15 @@ def claims(candidate: Candidate, lead: Dialect | None = None) -> list[Dialect]:
 def resolve(
     doc: Document, candidate: Candidate, keys: KeyAliases, lead: Dialect | None = None
 ) -> list[ModelConfig]:
-    """The configs one candidate holds, every contributing reader merged."""
+    """The configs one candidate holds, every contributing reader merged, then completed by
+    the key lexicon (`lexicon.complete`: dims no reader read, mappings no reader read)."""
+    return lexicon.complete(doc, candidate, _read(doc, candidate, keys, lead), keys, _fill)
+
+
+def _read(
+    doc: Document, candidate: Candidate, keys: KeyAliases, lead: Dialect | None = None
+) -> list[ModelConfig]:
+    """The configs the dialects and the neutral key families read from one candidate."""
     primary: ModelConfig | None = None
     first: Dialect | None = None  # the reader whose config ``primary`` started as
     for i, module in enumerate(claims(candidate, lead)):

@@ -34,7 +34,7 @@ from shapelint.engine.presets import preset_configs
 from shapelint.engine.reading import read_failure, read_source
 from shapelint.engine.results import FileResult, Suppressed
 from shapelint.engine.selection import matches, selected, with_severity
-from shapelint.engine.target import fixed_target, resolve_target
+from shapelint.engine.target import fixed_target, resolve_fields, resolve_target
 from shapelint.rules import REGISTRY, config_rules, rules_of
 
 if TYPE_CHECKING:
@@ -115,6 +115,8 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
             continue
         if engine_free and rule.needs_engines:
             continue
+        if config.unread_batch and rule.uses_micro_batch:
+            continue  # the micro-batch would be the built-in default, not the file's
         rules.append(rule)
         tuned = options.rule_options.get(rule.code)
         with _stage(f"rule {rule.code}"):
@@ -161,6 +163,15 @@ def _defer(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
     ]
 
 
+def batch_understood(config: ModelConfig, options: LintOptions) -> ModelConfig:
+    """``config`` without its batch keys no reader understood (`ModelConfig.unread_batch`)
+    when a flag or the settings choose the micro-batch: only the built-in default would be a
+    guess that the rules depending on it must not rest on."""
+    if not config.unread_batch or resolve_fields(config, options)["micro_batch"][1] == "default":
+        return config
+    return replace(config, unread_batch=())
+
+
 def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig], list[Finding]]:
     """Configs and findings of one parsed document."""
     configs, kept, _ = lint_document_suppressed(doc, options)
@@ -183,6 +194,7 @@ def lint_document_suppressed(
         if doc.ok and not configs:
             # a file that names its model's preset instead of stating it (engine.presets)
             configs = preset_configs(doc, options.extra_keys)
+        configs = [batch_understood(c, options) for c in configs]
     if doc.ok:
         for module in rules_of("document"):
             if chosen(module.RULE.code):

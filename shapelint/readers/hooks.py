@@ -94,13 +94,31 @@ ModuleHookFactory = Callable[[PythonHost, "cst.Module"], ModuleHook]
 
 
 @dataclass(frozen=True)
+class PythonIdioms:
+    """How one framework's helpers change a config object, by the helper's last name, for the
+    Python reader's data flow (`shapelint.readers.python.flow`), which reads them as Python's
+    own: ``getters`` as ``getattr(obj, "key", default)`` (fairseq's ``safe_getattr``),
+    ``has`` as ``hasattr(obj, "key")``, ``setters`` as methods ``obj.m("key", value)`` that
+    set a key (tensor2tensor's ``hparams.add_hparam``), ``merges`` as functions ``m(base,
+    updates)`` that return ``base`` with the keys of ``updates`` written over it, and
+    ``containers`` as calls that make an empty config object."""
+
+    getters: frozenset[str] = frozenset()
+    has: frozenset[str] = frozenset()
+    setters: frozenset[str] = frozenset()
+    merges: frozenset[str] = frozenset()
+    containers: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class ReaderHooks:
-    """What one dialect registers: shell flag semantics, Python module hooks, and the base
-    classes (by last name, or by full dotted name) known to add no model-shape values because
-    the dialect models their defaults itself."""
+    """What one dialect registers: shell flag semantics, Python module hooks and idioms, and
+    the base classes (by last name, or by full dotted name) known to add no model-shape values
+    because the dialect models their defaults itself."""
 
     shell: tuple[ShellFlags, ...] = ()
     python_modules: tuple[ModuleHookFactory, ...] = ()
+    python_idioms: PythonIdioms = PythonIdioms()
     neutral_bases: frozenset[str] = frozenset()
     neutral_base_paths: frozenset[str] = frozenset()
 
@@ -110,6 +128,11 @@ SHELL: list[ShellFlags] = []
 PYTHON_MODULES: list[ModuleHookFactory] = []
 NEUTRAL_BASES: set[str] = set()
 NEUTRAL_BASE_PATHS: set[str] = set()
+GETTERS: set[str] = set()
+HAS: set[str] = set()
+SETTERS: set[str] = set()
+MERGES: set[str] = set()
+CONTAINERS: set[str] = set()
 
 
 def register(hooks: ReaderHooks) -> None:
@@ -121,3 +144,9 @@ def register(hooks: ReaderHooks) -> None:
     PYTHON_MODULES.extend(hooks.python_modules)
     NEUTRAL_BASES.update(hooks.neutral_bases)
     NEUTRAL_BASE_PATHS.update(hooks.neutral_base_paths)
+    idioms = hooks.python_idioms
+    GETTERS.update(idioms.getters)
+    HAS.update(idioms.has)
+    SETTERS.update(idioms.setters)
+    MERGES.update(idioms.merges)
+    CONTAINERS.update(idioms.containers)

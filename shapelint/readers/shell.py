@@ -18,8 +18,10 @@ continuations, comments, ``( ) ; | &`` as separators), and every ``--flag value`
 a flag with no value on its line is a switch (True). A value is a literal, or ``$VAR`` /
 ``${VAR}`` / ``${VAR:-default}`` resolved from a plain ``VAR=value`` assignment earlier in the
 script (the value's span is then the assignment's, marked shared: editing it changes every
-use), or the default when the script assigns none. Anything else (``$((…))``, a loop variable,
-command substitution, ``$1``) is unknown. A flag written twice with different values is
+use), or the default when the script assigns none. Integer arithmetic ``$((3 * PP))`` of
+literals and such variables is computed as bash computes it (`_arithmetic`), never fixed in
+place. Anything else (a loop variable, command substitution, ``$1``, arithmetic on any of
+them) is unknown. A flag written twice with different values is
 unknown: which run the script launches is not for a reader to guess; so is a variable that an
 ``if``/``case``/loop body assigns when the script gives it another value elsewhere (sizes
 picked by ``MODEL_SIZE`` or a debug switch).
@@ -317,6 +319,110 @@ def _literal(text: str) -> object:
         return text
 
 
+# ``$(( … ))`` whole, and the words of its expression: numbers, names (``PP``, ``$PP``,
+# ``${PP}``), operators. Longer or other expressions (``**``, shifts, ``?:``, assignments,
+# ``$1``) are not evaluated.
+_ARITHMETIC = re.compile(r"\$\(\((.{1,200})\)\)\Z", re.DOTALL)
+_ARITH_TOKEN = re.compile(r"\s*(?:(\d+)|\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?|([-+*/%()]))")
+_ARITH_LIMIT = 1 << 62  # bash's integers are 64-bit; anything near that is no model size
+
+
+def _arithmetic(text: str, variables: dict[str, Scalar]) -> int | None:
+    """The value of ``text`` when it is one ``$(( … ))`` of integers, known integer variables
+    and ``+ - * / %`` with parentheses, computed as bash does (division and remainder truncate
+    toward zero); None otherwise, or when a variable is unknown or not an integer (bash would
+    take an unset one as 0: the reader cannot know it is unset) or a divisor is 0."""
+    m = _ARITHMETIC.match(text.strip())
+    if m is None:
+        return None
+    tokens: list[int | str] = []
+    expr, at = m.group(1), 0
+    while at < len(expr):
+        if expr[at:].strip() == "":
+            break
+        t = _ARITH_TOKEN.match(expr, at)
+        if t is None or t.end() == at:
+            return None
+        at = t.end()
+        if t.group(1) is not None:
+            if len(t.group(1)) > 1 and t.group(1).startswith("0"):
+                return None  # bash reads a leading 0 as octal: not a size anyone writes
+            tokens.append(int(t.group(1)))
+        elif t.group(2) is not None:
+            found = variables.get(t.group(2))
+            if found is None or not found.known or isinstance(found.value, bool):
+                return None
+            value = found.value
+            if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+                value = int(value)
+            if not isinstance(value, int):
+                return None
+            tokens.append(value)
+        else:
+            tokens.append(t.group(3))
+    return _ArithmeticParser(tokens).parse()
+
+
+class _ArithmeticParser:
+    """Precedence climbing over ``+ - * / %``, unary ``+ -`` and parentheses."""
+
+    def __init__(self, tokens: list[int | str]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def parse(self) -> int | None:
+        try:
+            value = self.sum()
+        except (ArithmeticError, IndexError, ValueError):
+            return None
+        return value if self.at == len(self.tokens) and abs(value) < _ARITH_LIMIT else None
+
+    def sum(self) -> int:
+        value = self.product()
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            right = self.product()
+            value = value + right if op == "+" else value - right
+        return value
+
+    def product(self) -> int:
+        value = self.unary()
+        while self.peek() in ("*", "/", "%"):
+            op = self.take()
+            right = self.unary()
+            if op == "*":
+                value *= right
+            elif right == 0:
+                raise ZeroDivisionError
+            else:
+                quotient = abs(value) // abs(right) * (1 if (value >= 0) == (right >= 0) else -1)
+                value = quotient if op == "/" else value - right * quotient
+            if abs(value) >= _ARITH_LIMIT:
+                raise OverflowError
+        return value
+
+    def unary(self) -> int:
+        if self.peek() in ("+", "-"):
+            return -self.unary() if self.take() == "-" else self.unary()
+        token = self.take()
+        if token == "(":
+            value = self.sum()
+            if self.take() != ")":
+                raise ValueError
+            return value
+        if isinstance(token, int):
+            return token
+        raise ValueError
+
+    def peek(self) -> int | str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self) -> int | str:
+        token = self.tokens[self.at]
+        self.at += 1
+        return token
+
+
 class _Reader:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
@@ -349,6 +455,9 @@ class _Reader:
                 span = self.span(at, at + len(default)) if at >= 0 else whole
                 return Scalar(_literal(default), span, shared=True, expression=word.text)
             return unknown
+        computed = _arithmetic(word.text, self.vars)
+        if computed is not None:
+            return Scalar(computed, whole, expression=word.text)
         if "$" in word.text or "`" in word.text:
             return unknown
         return Scalar(_literal(word.text), self.span(word.value_start, word.value_end))
@@ -385,9 +494,12 @@ class _Reader:
             at = self.text.find(default, word.start, word.end)
             if at >= 0:
                 return Scalar(_literal(default), self.span(at, at + len(default)))
+        offset = self.text.find("=", word.start, word.end) + 1
+        computed = _arithmetic(raw, self.vars)
+        if computed is not None:
+            return Scalar(computed, self.span(offset, word.end), expression=raw)
         if not raw or "$" in raw or "`" in raw:
             return None
-        offset = self.text.find("=", word.start, word.end) + 1
         start, end = offset, word.end
         if word.quoted and self.text[offset : offset + 1] in ("'", '"'):
             start, end = offset + 1, word.end - 1

@@ -1197,8 +1197,10 @@ def test_a_local_bound_to_a_keyword_call_reads_in_the_returned_call() -> None:
     assert isinstance(layers, Mapping)
     # The constants the local saw when it was bound (n_layers was 27 then).
     assert scalar(layers.get("n_layers")).value == 27 and scalar(layers.get("n_heads")).shared
-    # ``return config`` of a call of the annotated return type is what the function builds;
-    # without that annotation a returned local stays code.
+    # ``return config``: the call bound to the local is what the function builds, with or
+    # without a return annotation (data flow, issue 23).
     assert scalar(cand(doc, "_tiny").root.get("dim")).value == 64
-    assert "helper" not in [c.name for c in doc.candidates]
+    helper = cand(doc, "helper")
+    assert (helper.kind, helper.callee) == ("call", "GPTConfig")
+    assert scalar(helper.root.get("n_embd")).value == 768
     assert not scalar(cand(doc, "rebound").root.get("layers")).known

@@ -89,14 +89,14 @@ def test_megatron_reads_the_script() -> None:
 def test_what_a_reader_cannot_follow_is_unknown() -> None:
     text = (
         "for L in 24 48; do\n"
-        "  python pretrain_gpt.py --num-layers $L --hidden-size $((64 * 32)) \\\n"
+        "  python pretrain_gpt.py --num-layers $L --hidden-size $((64 * L)) \\\n"
         "     --num-attention-heads 16 --seq-length 1024\n"
         "done\n"
         "python pretrain_gpt.py --num-attention-heads 32\n"
     )
     got = flags(text)
     assert not got["--num-layers"].known  # a loop variable
-    assert not got["--hidden-size"].known  # arithmetic expansion
+    assert not got["--hidden-size"].known  # arithmetic on a loop variable
     assert not got["--num-attention-heads"].known  # 16 in one run, 32 in another
     assert got["--seq-length"].value == 1024
 

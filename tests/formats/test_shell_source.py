@@ -171,7 +171,7 @@ def test_a_sourced_file_turns_the_scripts_variables_into_flags(tmp_path: Path) -
     dims = got[""]
     assert (dims["hidden"], dims["heads"], dims["tp"], dims["micro_batch"]) == (20480, 128, 8, 1)
     assert dims["seq_len"] == 2048 and dims["global_batch"] == 8  # CONFIG.sh's, and GBS
-    assert "layers" not in dims  # NLS=$((3*PP)): arithmetic, not read
+    assert dims["layers"] == 3  # NLS=$((3*PP)) with PP=1
     # the file it rested on is recorded (the lint cache checks it)
     assert [Path(p).name for p, _, _ in doc.depends_on] == ["CONFIG.sh", "SBATCH.sh"]
 
@@ -185,7 +185,9 @@ def test_values_point_at_the_file_that_writes_them(tmp_path: Path) -> None:
     assert FIGURE[hidden.span.start : hidden.span.end] == "20480" and hidden.shared
     assert Path(seq.span.path).name == "CONFIG.sh"
     assert CONFIG[seq.span.start : seq.span.end] == "2048"
-    assert entries["--num-layers"].known is False
+    layers = entries["--num-layers"]  # NLS=$((3*PP)) in the script, computed
+    assert Path(layers.span.path).name == "run_figure_11.sh" and layers.value == 3
+    assert FIGURE[layers.span.start : layers.span.end] == "$((3*PP))" and layers.shared
 
 
 def test_each_size_arm_reads_the_sourced_file_with_its_values(tmp_path: Path) -> None:

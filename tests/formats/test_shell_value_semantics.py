@@ -117,3 +117,64 @@ def test_a_default_of_an_unset_variable_is_the_default() -> None:
     # sets it (the reader's rule since the option strings were read)
     text = POSITIONAL.replace("MBS=${10}\n", "")
     assert flags(text)["--micro-batch-size"].value == 4
+
+
+# The structure of Megatron-LM's examples/academic_paper_scripts/sc21/run_figure_1{1,2}.sh (also
+# bigcode-project/Megatron-LM examples/sc21 at 7c325cd3): the layer count is arithmetic on the
+# pipeline size the script sets, FFN width and batch are arithmetic in other launchers.
+ARITHMETIC = """\
+#!/bin/bash
+# Pipeline-parallel size options = [1, 2, 4, 8].
+PP=2
+NLS=$((3*PP))
+HS=5120
+FFN=$(( ($HS * 8 / 3 + 255) / 256 * 256 ))
+GPUS_PER_NODE=8
+WORLD_SIZE=$(($GPUS_PER_NODE*$NNODES))
+torchrun pretrain_gpt.py --num-layers ${NLS} --hidden-size ${HS} --num-attention-heads 40 \\
+    --ffn-hidden-size $FFN --pipeline-model-parallel-size ${PP} \\
+    --seq-length $((1024 * 2)) --micro-batch-size $((7 / 2)) --global-batch-size $WORLD_SIZE
+"""
+
+
+def test_arithmetic_on_known_integers_is_computed() -> None:
+    got = flags(ARITHMETIC)
+    assert got["--num-layers"].value == 6
+    # bash's integer division: 5120 * 8 / 3 = 13653, + 255 = 13908, / 256 = 54, * 256
+    assert got["--ffn-hidden-size"].value == 13824
+    assert got["--seq-length"].value == 2048
+    assert got["--micro-batch-size"].value == 3  # truncated toward zero
+    assert not got["--global-batch-size"].known  # $NNODES is set nowhere
+    layers = got["--num-layers"]
+    assert layers.shared and layers.expression == "${NLS}"  # never fixed in place
+    assert ARITHMETIC[layers.span.start : layers.span.end] == "$((3*PP))"
+    seq = got["--seq-length"]
+    assert seq.expression == "$((1024 * 2))" and not seq.shared
+
+
+def test_arithmetic_a_reader_cannot_settle_is_unknown() -> None:
+    for expression in (
+        "$((L * 2))",  # L is a loop variable
+        "$((2 ** 10))",  # an operator not evaluated
+        "$((HS / 0))",
+        "$((HS << 1))",
+        "$((010))",  # octal in bash
+        "$(($1 * 64))",
+        "$((NAME))",  # a string
+    ):
+        text = (
+            "HS=4096\nNAME=gpt\nfor L in 1 2; do echo $L; done\n"
+            f"python pretrain_gpt.py --hidden-size {expression} --num-layers 24\n"
+        )
+        got = flags(text)
+        assert not got["--hidden-size"].known, expression
+        assert got["--hidden-size"].expression == expression
+
+
+def test_arithmetic_assigned_in_two_branches_is_unknown() -> None:
+    text = (
+        "PP=2\n"
+        "if [ -f small.flag ]; then NLS=$((2*PP)); else NLS=$((12*PP)); fi\n"
+        "python pretrain_gpt.py --num-layers $NLS --hidden-size 1024\n"
+    )
+    assert not flags(text)["--num-layers"].known

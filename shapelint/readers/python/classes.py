@@ -9,6 +9,7 @@ builds on it for the statements around the classes.
 from __future__ import annotations
 
 from collections.abc import Mapping as AbcMapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapelint.core.source import Candidate, Entry, Mapping
@@ -16,6 +17,7 @@ from shapelint.readers.python.evaluate import Folded, fold
 from shapelint.readers.python.inherit import (
     Binding,
     ClassFields,
+    Function,
     ModuleResolver,
     base_name,
     inherit,
@@ -50,6 +52,17 @@ class ClassReader(ValueReader):
         """Read a method's body (`Reader` reads function bodies)."""
         raise NotImplementedError
 
+    def read_methods(
+        self,
+        methods: list[cst.FunctionDef],
+        outer: dict[str, Folded],
+        scope: str,
+        fields: ClassFields,
+    ) -> None:
+        """Read the bodies of a class's methods (``fields``: the class as read so far)."""
+        for method in methods:
+            self.function_def(method, outer, join_scope(scope, method.name.value))
+
     def bind(self, target: cst.BaseExpression, folded: Folded, env: dict[str, Folded]) -> None:
         import libcst as cst
 
@@ -70,22 +83,29 @@ class ClassReader(ValueReader):
         env = dict(outer)
         entries: list[Entry] = []
         init_entries: list[Entry] | None = None
+        init: cst.FunctionDef | None = None
         methods: list[cst.FunctionDef] = []
+        annotated: list[str] = []
         statements = cls.body.body
         for stmt in statements:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    self.class_field(small, env, entries)
+                    self.class_field(small, env, entries, annotated)
             elif isinstance(stmt, cst.FunctionDef):
                 methods.append(stmt)
                 if stmt.name.value == "__init__":
                     init_entries = self.init_defaults(stmt, env)
+                    init = stmt
             elif isinstance(stmt, cst.ClassDef):
                 self.class_def(stmt, env, join_scope(scope, stmt.name.value))
-        for method in methods:
-            self.function_def(method, outer, join_scope(scope, method.name.value))
-        own = ClassFields(tuple(entries), tuple(init_entries) if init_entries is not None else None)
+        own = ClassFields(
+            tuple(entries),
+            tuple(init_entries) if init_entries is not None else None,
+            methods=tuple(Function(m, self) for m in methods),
+        )
         fields = self.inherited(cls, own)
+        fields = replace(fields, positional=positional_fields(cls, init, annotated, fields))
+        self.read_methods(methods, outer, scope, fields)
         all_entries = fields.fields + (fields.init or ())
         if all_entries:
             kind = "init" if fields.init else "class"
@@ -105,17 +125,27 @@ class ClassReader(ValueReader):
             found = self.resolver.resolve(self.path, self.bindings, name) if name else None
             if isinstance(found, ClassFields):
                 bases.append(found)
-            elif found is None:
+            elif found != "neutral":  # not found, or not a class
                 open_bases.append(name or self.source(arg.value))
-        return inherit(ClassFields(own.fields, own.init, tuple(open_bases)), bases)
+        return inherit(replace(own, open_bases=tuple(open_bases)), bases)
 
     def class_field(
-        self, small: cst.BaseSmallStatement, env: dict[str, Folded], entries: list[Entry]
+        self,
+        small: cst.BaseSmallStatement,
+        env: dict[str, Folded],
+        entries: list[Entry],
+        annotated: list[str],
     ) -> None:
         import libcst as cst
 
         target: cst.BaseExpression | None = None
         value: cst.BaseExpression | None = None
+        if (
+            isinstance(small, cst.AnnAssign)
+            and isinstance(small.target, cst.Name)
+            and not _class_var(small.annotation.annotation)
+        ):
+            annotated.append(small.target.value)
         if isinstance(small, cst.AnnAssign) and small.value is not None:
             target, value = small.target, small.value
         elif isinstance(small, cst.Assign) and len(small.targets) == 1:
@@ -143,3 +173,52 @@ class ClassReader(ValueReader):
 
     def add(self, candidate: Candidate) -> None:
         self.candidates.append(candidate)
+
+
+# Decorators that make a class's annotated fields its positional parameters, by last name.
+_DATACLASS_DECORATORS = frozenset({"dataclass", "define", "frozen", "mutable"})
+
+
+def _class_var(annotation: cst.BaseExpression) -> bool:
+    """``ClassVar[int]``: a class attribute, not a field of instances."""
+    import libcst as cst
+
+    if isinstance(annotation, cst.Subscript):
+        annotation = annotation.value
+    name = base_name(annotation)
+    return name is not None and name.rsplit(".", 1)[-1] == "ClassVar"
+
+
+def positional_fields(
+    cls: cst.ClassDef, init: cst.FunctionDef | None, annotated: list[str], fields: ClassFields
+) -> tuple[str, ...] | None:
+    """The fields a positional call of ``cls`` fills, in order: its own ``__init__``'s
+    parameters, else (a dataclass, a NamedTuple) the inherited fields then its own annotated
+    ones, else what it inherits (``fields``: the class read with its bases)."""
+    import libcst as cst
+
+    if init is not None:
+        params = [*init.params.posonly_params, *init.params.params]
+        return tuple(p.name.value for p in params[1:])
+    decorators = []
+    for decorator in cls.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            if any(
+                a.keyword is not None
+                and a.keyword.value == "kw_only"
+                and isinstance(a.value, cst.Name)
+                and a.value.value == "True"
+                for a in expr.args
+            ):
+                return None  # @dataclass(kw_only=True): no positional fields
+            expr = expr.func
+        name = base_name(expr)
+        if name is not None:
+            decorators.append(name.rsplit(".", 1)[-1])
+    bases = [base_name(a.value) for a in cls.bases if a.keyword is None]
+    named_tuple = any(b is not None and b.rsplit(".", 1)[-1] == "NamedTuple" for b in bases)
+    if named_tuple or any(d in _DATACLASS_DECORATORS for d in decorators):
+        inherited = fields.positional or ()
+        return inherited + tuple(n for n in annotated if n not in inherited)
+    return fields.positional

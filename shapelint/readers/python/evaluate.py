@@ -1,8 +1,10 @@
 """The static evaluator: constant folding and string building, never executing anything.
 
 `fold` evaluates an expression exactly where that is certain: literals (``50_304``), arithmetic
-on them (``4096 * 32``, ``8 * 1024 // 3``, ``-1``, ``2 ** 12``) and names bound (in ``env``) to
-such values. Anything else is `UNKNOWN`. Results are bounded (`MAX_BITS`, `MAX_STRING`) so a
+on them (``4096 * 32``, ``8 * 1024 // 3``, ``-1``, ``2 ** 12``), ``int()``/``float()`` of a
+number, names bound (in ``env``) to such values, and the known values of a config object the
+code builds (``args.decoder_embed_dim``, ``config["dim"]``: `objects.Obj`). Anything else is
+`UNKNOWN`. Results are bounded (`MAX_BITS`, `MAX_STRING`) so a
 hostile expression (``10 ** 10 ** 10``) cannot blow up; deep nesting stops at `MAX_DEPTH`.
 The string helpers (`format_fields`, `fstring_text`, `joined`) evaluate ``str.format`` and
 f-string pieces with the same certainty rule.
@@ -18,6 +20,9 @@ import warnings
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from shapelint.core.source import Scalar
+from shapelint.readers.python.objects import Obj
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -43,18 +48,6 @@ class Folded:
 
 
 UNKNOWN = Folded(None, False, False)
-
-
-@dataclass(frozen=True, eq=False)
-class LocalCall:
-    """A keyword call a function body binds to a local name (``layers = _build_layers(n=…)``),
-    with the constants bound before it. Held in the environment as an unknown `Folded` (it is
-    no constant); a keyword that names the local (``layers=layers``) in the call the function
-    returns reads as that call's keywords (`values.ValueReader.node`), and ``return config``
-    returns the call bound to ``config``."""
-
-    call: cst.Call
-    env: AbcMapping[str, Folded]
 
 
 def fold(expr: cst.BaseExpression, env: AbcMapping[str, Folded], depth: int = 0) -> Folded:
@@ -95,7 +88,70 @@ def fold(expr: cst.BaseExpression, env: AbcMapping[str, Folded], depth: int = 0)
             return UNKNOWN
         result = binary(expr.operator, left.value, right.value)
         return UNKNOWN if result is NO_VALUE else Folded(result, True, True)
+    if isinstance(expr, cst.Attribute | cst.Subscript):
+        held = member(expr, env, depth)
+        if isinstance(held, Scalar) and held.known:
+            return Folded(held.value, True, True)
+        return UNKNOWN
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+        return builtin(expr, env, depth)
     return UNKNOWN
+
+
+def member(
+    expr: cst.BaseExpression, env: AbcMapping[str, Folded], depth: int = 0
+) -> Scalar | Obj | None:
+    """What ``obj.key`` or ``obj["key"]`` holds when ``obj`` is a config object in ``env``
+    (`objects.Obj`) that holds ``key``; None otherwise."""
+    import libcst as cst
+
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Name):
+        bound = env.get(expr.value)
+        return bound.value if bound is not None and isinstance(bound.value, Obj) else None
+    key: str | None = None
+    owner: cst.BaseExpression
+    if isinstance(expr, cst.Attribute):
+        owner, key = expr.value, expr.attr.value
+    elif (
+        isinstance(expr, cst.Subscript)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    ):
+        owner = expr.value
+        index = fold(expr.slice[0].slice.value, env, depth + 1)
+        key = index.value if index.known and isinstance(index.value, str) else None
+    else:
+        return None
+    held = member(owner, env, depth + 1)
+    if not isinstance(held, Obj) or held.opaque or key is None:
+        return None
+    value = held.get(key)
+    return value if isinstance(value, Scalar | Obj) else None
+
+
+_CONVERSIONS = {"int": int, "float": float}
+
+
+def builtin(call: cst.Call, env: AbcMapping[str, Folded], depth: int) -> Folded:
+    """``int(x)`` / ``float(x)`` of a known number (``int(0.125 * M)``); else unknown."""
+    import libcst as cst
+
+    assert isinstance(call.func, cst.Name)
+    convert = _CONVERSIONS.get(call.func.value)
+    if convert is None or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+        return UNKNOWN
+    if call.func.value in env:
+        return UNKNOWN  # a local or module name that shadows the builtin
+    inner = fold(call.args[0].value, env, depth + 1)
+    if not inner.known or not is_number(inner.value):
+        return UNKNOWN
+    assert isinstance(inner.value, int | float)
+    try:
+        return Folded(convert(inner.value), True, True)
+    except (ArithmeticError, ValueError):  # int(inf), int(nan)
+        return UNKNOWN
 
 
 def string_value(expr: cst.BaseExpression | None) -> str | None:

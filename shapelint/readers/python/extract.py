@@ -9,6 +9,7 @@ every module-level statement and config.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from collections.abc import Mapping as AbcMapping
 from typing import TYPE_CHECKING
@@ -22,28 +23,27 @@ from shapelint.core.source import (
     parse_suppression,
 )
 from shapelint.readers import hooks
-from shapelint.readers.python.classes import ClassReader
 from shapelint.readers.python.evaluate import (
     MAX_DEPTH,
     Folded,
-    LocalCall,
     fold,
     string_value,
 )
+from shapelint.readers.python.flow import FlowReader, Frame
 from shapelint.readers.python.inherit import (
     Binding,
+    Function,
     ModuleResolver,
     import_bindings,
 )
+from shapelint.readers.python.objects import Obj
 from shapelint.readers.python.scope import (
     bound_names,
     join_scope,
     nested_blocks,
-    suite_blocks,
 )
 from shapelint.readers.python.values import (
     is_collection,
-    is_config_like,
     mark_shared,
     quote_key,
     states_values,
@@ -54,8 +54,12 @@ if TYPE_CHECKING:
     from libcst.metadata import CodeRange
 
 
-class Reader(ClassReader):
-    """Walks one parsed module and collects candidates, problems and suppressions."""
+class Reader(FlowReader):
+    """Walks one parsed module and collects candidates, problems and suppressions.
+
+    ``bindings_only``: the module is read for what another module imports from it (its
+    classes, functions and constants), not linted: function bodies are not read.
+    """
 
     def __init__(
         self,
@@ -64,22 +68,29 @@ class Reader(ClassReader):
         module: cst.Module,
         positions: AbcMapping[cst.CSTNode, CodeRange],
         resolver: ModuleResolver | None = None,
+        bindings_only: bool = False,
     ) -> None:
         super().__init__(path, text, module, positions, resolver or ModuleResolver(read_bindings))
         self.suppressions: dict[int, frozenset[str]] = {}
         self.counters: dict[str, int] = {}
+        self.bindings_only = bindings_only
         # What the dialects registered to follow module-level statements (LitGPT's loops).
-        self.hooks = [make(self, module) for make in hooks.PYTHON_MODULES]
-        # The return annotation of the function being read (``KimiK25Model.Config``), if any.
-        self.returns: str | None = None
+        self.hooks = [] if bindings_only else [make(self, module) for make in hooks.PYTHON_MODULES]
+        # Module-level statements as a script (`module_flow`).
+        self.module_frame = Frame({}, main=True)
 
     # ---- driver ----------------------------------------------------------------------------
 
     def read(self) -> None:
         self._collect_suppressions()
         env: dict[str, Folded] = {}
+        # A function's globals are the module's constants when it is called: the same dict.
+        self.globals = env
+        self.module_frame = Frame(env, main=True)
+        self.prepare(self.module.body)
         module_entries: list[Entry] = []
         self.scan_block(self.module.body, env, scope="", module_entries=module_entries)
+        self.emit_built(self.module_frame.built)
         for hook in self.hooks:
             self.candidates = hook.ordered(self.candidates)
         if any(isinstance(e.value, Scalar) and e.value.known for e in module_entries):
@@ -106,17 +117,16 @@ class Reader(ClassReader):
         env: dict[str, Folded],
         scope: str,
         module_entries: list[Entry] | None = None,
-        in_function: bool = False,
     ) -> None:
-        """Walk statements in order, binding constants in ``env`` and collecting configs (in a
-        function body, only the values it returns: see `small_statement`)."""
+        """Walk module-level statements in order (and the blocks nested in them), binding
+        constants in ``env`` and collecting configs; function bodies are `FlowReader`'s."""
         import libcst as cst
 
         module = module_entries is not None
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    self.small_statement(small, env, scope, module_entries, in_function)
+                    self.small_statement(small, env, scope, module_entries)
                     if module:
                         self.rebind(small)
                         for hook in self.hooks:
@@ -134,13 +144,17 @@ class Reader(ClassReader):
                     self.bindings[stmt.name.value] = fields
             elif isinstance(stmt, cst.FunctionDef):
                 env.pop(stmt.name.value, None)
+                if module:
+                    self.bindings[stmt.name.value] = Function(stmt, self)
                 self.function_def(stmt, env, join_scope(scope, stmt.name.value))
             else:
+                if module:
+                    self.module_block(stmt)
                 # if / for / while / with / try / match: whatever they bind is not a constant.
                 for name in bound_names(stmt):
                     env.pop(name, None)
                 for block in nested_blocks(stmt):
-                    self.scan_block(block, dict(env), scope, in_function=in_function)
+                    self.scan_block(block, dict(env), scope)
             if module:
                 for hook in self.hooks:
                     hook.after(stmt)
@@ -160,51 +174,10 @@ class Reader(ClassReader):
         env: dict[str, Folded],
         scope: str,
         module_entries: list[Entry] | None,
-        in_function: bool = False,
     ) -> None:
-        """Bind constants and collect configs. In a function body a dict or call is code, not
-        a config, except the value the function returns: ``def llama3_8b(): return llama3(
-        vocab_size=128_256, …)`` builds a model, named by the function."""
+        """Bind constants and collect configs of a module-level statement."""
         import libcst as cst
 
-        if in_function:
-            if isinstance(small, cst.Return) and small.value is not None:
-                returned, local_env = small.value, env
-                bound = env.get(small.value.value) if isinstance(small.value, cst.Name) else None
-                if (
-                    bound is not None
-                    and isinstance(bound.value, LocalCall)
-                    and self.source(bound.value.call.func) == self.returns
-                ):
-                    # ``config = KimiK25Model.Config(…); return config`` in a function
-                    # annotated ``-> KimiK25Model.Config``: that call is what it builds.
-                    returned, local_env = bound.value.call, dict(bound.value.env)
-                self.collect(returned, local_env, scope, scope, builder=True)
-            elif isinstance(small, cst.Assign | cst.AnnAssign) and small.value is not None:
-                targets = (
-                    [t.target for t in small.targets]
-                    if isinstance(small, cst.Assign)
-                    else [small.target]
-                )
-                folded = fold(small.value, env, 0)
-                before = dict(env)
-                for target in targets:
-                    self.bind(target, folded, env)
-                if (
-                    len(targets) == 1
-                    and isinstance(targets[0], cst.Name)
-                    and isinstance(small.value, cst.Call)
-                    and is_config_like(small.value)
-                ):
-                    # ``layers = _build_layers(n_layers=…)``: a local the returned call may name.
-                    local = LocalCall(small.value, before)
-                    env[targets[0].value] = Folded(local, False, True)
-            elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
-                env.pop(small.target.value, None)
-            elif isinstance(small, cst.Import | cst.ImportFrom):
-                for name in bound_names(small):
-                    env.pop(name, None)
-            return
         if isinstance(small, cst.Assign):
             names = [t.target for t in small.targets]
             self.collect(small.value, env, scope, self.source(names[-1]))
@@ -213,6 +186,15 @@ class Reader(ClassReader):
                 self.bind(target, folded, env)
                 if module_entries is not None and isinstance(target, cst.Name):
                     self.module_entry(target, small.value, env, module_entries)
+            if (
+                len(names) == 1
+                and isinstance(names[0], cst.Name)
+                and isinstance(small.value, cst.List | cst.Tuple)
+            ):
+                # ``PATTERN = (LOCAL, LOCAL, GLOBAL)``: a sequence a function of the module may
+                # be given (`FlowReader`); no constant (folding ignores it).
+                held = self.node(small.value, env, 0)
+                env[names[0].value] = Folded(held, False, True)
         elif isinstance(small, cst.AnnAssign):
             if small.value is None:
                 return
@@ -231,6 +213,64 @@ class Reader(ClassReader):
         elif isinstance(small, cst.Import | cst.ImportFrom):
             for name in bound_names(small):
                 env.pop(name, None)
+        if module_entries is not None and not self.bindings_only:
+            self.module_flow(small, env)
+
+    # ---- module-level objects --------------------------------------------------------------
+
+    def module_flow(self, small: cst.BaseSmallStatement, env: dict[str, Folded]) -> None:
+        """Module-level code read as a script (`flow`): ``config = ConfigDict()`` and then
+        ``config.emb_dim = 512`` fill one object, a config (`FlowReader.emit_built`)."""
+        import libcst as cst
+
+        frame = self.module_frame
+        self.flowing_module = True
+        try:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Call)
+                and not self.config_like(small.value)
+                and not any(a.keyword is None and not a.star for a in small.value.args)
+            ):
+                # ``config = ml_collections.ConfigDict()``, ``cfg = base()``.
+                value = self.value(small.value, frame, top=True)
+                if isinstance(value, Obj) and not value.opaque:
+                    env[small.targets[0].target.value] = Folded(value, False, True)
+                    self.track(small, value, frame.built)
+                    return
+            objects = {item.label for item in frame.built}
+            if not objects or not _mentions(small, objects | set(self.functions)):
+                return
+            # ``config.emb_dim = 512``, ``model = Model(config)``, ``setup()``.
+            if isinstance(small, cst.Assign | cst.AnnAssign) and small.value is not None:
+                value = self.value(small.value, frame, top=True)
+                targets = (
+                    [t.target for t in small.targets]
+                    if isinstance(small, cst.Assign)
+                    else [small.target]
+                )
+                for target in targets:
+                    if not isinstance(target, cst.Name):
+                        self.assign(target, value, small.value, frame)
+            elif isinstance(small, cst.AugAssign) and not isinstance(small.target, cst.Name):
+                self.augmented(small, frame)
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                self.call_statement(small.value, frame)
+        finally:
+            self.flowing_module = False
+
+    def module_block(self, stmt: cst.BaseStatement) -> None:
+        """A module-level ``if``/``for``/``with``/``try`` is not followed: an object it names,
+        or (when it names a function of the module) any object, is no longer known."""
+        built = self.module_frame.built
+        if built and _mentions(stmt, set(self.functions)):
+            named = built  # a function of the module may change any of them
+        else:
+            named = [item for item in built if _mentions(stmt, {item.label})]
+        for item in named:
+            item.obj.opaque = True
 
     def module_entry(
         self,
@@ -263,7 +303,7 @@ class Reader(ClassReader):
             if method == "insert":
                 args = args[1:]
             for arg in args:
-                if not is_config_like(arg.value) and not isinstance(
+                if not self.config_like(arg.value) and not isinstance(
                     arg.value, cst.List | cst.Tuple
                 ):
                     continue  # configs.append(copy): built by code, not written here
@@ -275,20 +315,20 @@ class Reader(ClassReader):
         self.collect(value, env, scope, None)
 
     def function_def(self, fn: cst.FunctionDef, outer: dict[str, Folded], scope: str) -> None:
+        """A function's body: what it builds (`FlowReader.read_function`)."""
+        if not self.bindings_only:
+            self.read_function(fn, outer, scope)
+
+    def nested_def(
+        self, stmt: cst.BaseCompoundStatement, env: dict[str, Folded], scope: str
+    ) -> None:
+        """A class or function defined inside a function body."""
         import libcst as cst
 
-        env = dict(outer)
-        params = fn.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            env.pop(param.name.value, None)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                env.pop(star.name.value, None)
-        outer_returns = self.returns
-        self.returns = self.source(fn.returns.annotation) if fn.returns is not None else None
-        for block in suite_blocks(fn.body):
-            self.scan_block(block, env, scope, in_function=True)
-        self.returns = outer_returns
+        if isinstance(stmt, cst.ClassDef):
+            self.class_def(stmt, env, join_scope(scope, stmt.name.value))
+        elif isinstance(stmt, cst.FunctionDef):
+            self.function_def(stmt, env, join_scope(scope, stmt.name.value))
 
     # ---- candidates ------------------------------------------------------------------------
 
@@ -312,8 +352,8 @@ class Reader(ClassReader):
 
         if depth > MAX_DEPTH:
             return
-        if is_config_like(expr):
-            if isinstance(expr, cst.Dict) and is_collection(expr):
+        if self.config_like(expr):
+            if isinstance(expr, cst.Dict) and is_collection(expr, self.config_like):
                 for element in expr.elements:
                     if isinstance(element, cst.DictElement) and isinstance(
                         element.key, cst.SimpleString | cst.ConcatenatedString
@@ -328,26 +368,11 @@ class Reader(ClassReader):
             if isinstance(node, Mapping):
                 kind = "call" if isinstance(expr, cst.Call) else "dict"
                 label = base if base is not None else self.callee(expr)
-                entry_name = node.get("name")
-                if (
-                    isinstance(entry_name, Scalar)
-                    and entry_name.known
-                    and isinstance(entry_name.value, str)
-                    and entry_name.value
-                ):
-                    label = f"{label} {entry_name.value}"
                 if scope and base is None:
                     label = f"{label} (in {scope})"
-                if builder:
-                    node = mark_shared(node)
-                    assert isinstance(node, Mapping)
-                candidate = Candidate(
-                    name=self.unique(label),
-                    root=node,
-                    kind=kind,
-                    callee=self.callee(expr) if kind == "call" else "",
+                candidate = self.make_candidate(
+                    node, label, kind, self.callee(expr) if kind == "call" else "", builder
                 )
-                self.add(candidate)
                 written_as = base if base is not None else self.callee(expr)
                 for hook in self.hooks if not scope else ():  # module level only
                     hook.config(expr, candidate, written_as)
@@ -372,12 +397,101 @@ class Reader(ClassReader):
                 if isinstance(element, cst.DictElement):
                     self.collect(element.value, env, scope, None, depth + 1, builder)
 
+    def make_candidate(
+        self,
+        node: Mapping,
+        label: str,
+        kind: str,
+        callee: str,
+        builder: bool,
+        open_bases: tuple[str, ...] = (),
+    ) -> Candidate:
+        """Add the candidate of a config mapping; a string ``name`` entry joins its label."""
+        entry_name = node.get("name")
+        if (
+            isinstance(entry_name, Scalar)
+            and entry_name.known
+            and isinstance(entry_name.value, str)
+            and entry_name.value
+        ):
+            label = f"{label} {entry_name.value}"
+        elif entry_name is None:
+            member = _enum_member_id(node)
+            if member:
+                label = f"{label} {member}"
+        if builder:
+            marked = mark_shared(node)
+            assert isinstance(marked, Mapping)
+            node = marked
+        candidate = Candidate(
+            name=self.unique(label), root=node, kind=kind, callee=callee, open_bases=open_bases
+        )
+        self.add(candidate)
+        return candidate
+
+    def add_object(self, obj: Obj, label: str, builder: bool) -> None:
+        """A config object a function builds (returns, or fills as its architecture
+        parameter), when it is known and states a value."""
+        if obj.opaque or (obj.pristine is not None and obj.signature() == obj.pristine):
+            return  # ``return TrainConfig()``: the class's defaults, its own candidate
+        entries = list(obj.values.items())
+        if (
+            obj.kind == "dict"
+            and entries
+            and all(isinstance(v, Obj) and not v.opaque for _, v in entries)
+        ):
+            # A table of configs by name (``table["7b"] = dict(…)``; ``return table``): one
+            # config per entry, as a dict literal of configs is read (`collect`).
+            for key, value in entries:
+                assert isinstance(value, Obj)
+                self.add_object(value, f"{label}[{quote_key(key)}]", builder)
+            return
+        node = obj.mapping()
+        if not states_values(node):
+            return
+        self.make_candidate(node, label, obj.kind, obj.callee, builder, obj.open_bases)
+
     def callee(self, expr: cst.BaseExpression) -> str:
         import libcst as cst
 
         if isinstance(expr, cst.Call):
             return self.source(expr.func)
         return "{…}"
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    """Whether ``node`` uses one of ``names`` as a name."""
+    import libcst as cst
+
+    found = False
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal found
+            found = found or name.value in names
+
+    node.visit(Visitor())
+    return found
+
+
+_ENUM_MEMBER = re.compile(r"[A-Za-z_][\w]*\.([A-Za-z_]\w*)")
+
+
+def _enum_member_id(node: Mapping) -> str:
+    """The member an ``…_id`` key names as ``Enum.member`` (llama-models' ``Model(
+    core_model_id=CoreModelId.llama2_7b, …)``): what the config is called; else ``""``."""
+    for entry in node.entries:
+        value = entry.value
+        if (
+            (entry.key == "id" or entry.key.endswith("_id"))
+            and isinstance(value, Scalar)
+            and not value.known
+            and value.expression is not None
+        ):
+            found = _ENUM_MEMBER.fullmatch(value.expression)
+            if found:
+                return found.group(1)
+    return ""
 
 
 def read_bindings(path: str, text: str, resolver: ModuleResolver) -> dict[str, Binding]:
@@ -388,6 +502,6 @@ def read_bindings(path: str, text: str, resolver: ModuleResolver) -> dict[str, B
 
     module = cst.parse_module(text)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    reader = Reader(path, text, module, positions, resolver)
+    reader = Reader(path, text, module, positions, resolver, bindings_only=True)
     reader.read()
     return reader.bindings

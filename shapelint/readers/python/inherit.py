@@ -41,6 +41,7 @@ from shapelint.core import sandbox
 from shapelint.core.limits import check_python
 from shapelint.core.source import Entry, decode
 from shapelint.readers import hooks
+from shapelint.readers.python.objects import Steps
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -81,6 +82,25 @@ class ClassFields:
     fields: tuple[Entry, ...]
     init: tuple[Entry, ...] | None
     open_bases: tuple[str, ...] = ()
+    # The fields a positional call fills, in order (a dataclass's or NamedTuple's fields, or
+    # the ``__init__`` parameters); None when the class takes no positional fields.
+    positional: tuple[str, ...] | None = None
+    # The class's methods and those it inherits (``cls.preset()``, properties of instances).
+    methods: tuple[Function, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Function:
+    """A function or method written in a module, with the reader of that module (which
+    follows its body: `shapelint.readers.python.flow`)."""
+
+    node: cst.FunctionDef
+    host: object
+
+    @property
+    def name(self) -> str:
+        """The function's name as written."""
+        return self.node.name.value
 
 
 @dataclass(frozen=True)
@@ -93,7 +113,7 @@ class Imported:
     name: str | None
 
 
-Binding = ClassFields | Imported
+Binding = ClassFields | Imported | Function
 
 
 def overlay(below: tuple[Entry, ...], above: tuple[Entry, ...]) -> tuple[Entry, ...]:
@@ -114,7 +134,14 @@ def inherit(own: ClassFields, bases: list[ClassFields]) -> ClassFields:
     open_bases = [*own.open_bases]
     for base in bases:
         open_bases.extend(b for b in base.open_bases if b not in open_bases)
-    return ClassFields(fields, init, tuple(open_bases))
+    methods: dict[str, Function] = {}
+    for base in reversed(bases):
+        methods.update((m.name, m) for m in base.methods)
+    methods.update((m.name, m) for m in own.methods)
+    positional = own.positional
+    if positional is None:
+        positional = next((b.positional for b in bases if b.positional is not None), None)
+    return ClassFields(fields, init, tuple(open_bases), positional, tuple(methods.values()))
 
 
 def import_bindings(small: cst.BaseSmallStatement) -> dict[str, Imported]:
@@ -186,20 +213,32 @@ class ModuleResolver:
     parse: Callable[[str, str, ModuleResolver], dict[str, Binding]]
     cache: dict[str, dict[str, Binding] | None] = field(default_factory=dict)
     reading: set[str] = field(default_factory=set)
+    # The work following code may cost for the file linted and every module read for it.
+    steps: Steps = field(default_factory=Steps)
 
     def resolve(
         self, importer: str, bindings: dict[str, Binding], name: str, hops: int = 0
-    ) -> ClassFields | str | None:
-        """The class ``name`` (dotted) means in a module with ``bindings``: its fields, the
-        string ``"neutral"`` for a base that adds nothing, or None when it cannot be read."""
+    ) -> ClassFields | Function | str | None:
+        """The class or function ``name`` (dotted; ``Class.method`` too) means in a module
+        with ``bindings``: its fields or its function, the string ``"neutral"`` for a base
+        that adds nothing, or None when it cannot be read."""
         head, _, rest = name.partition(".")
         binding = bindings.get(head)
         if binding is None:
             return "neutral" if neutral(name) else None
         if isinstance(binding, ClassFields):
+            if not rest:
+                return binding
+            return next((m for m in binding.methods if m.name == rest), None)
+        if isinstance(binding, Function):
             return binding if not rest else None
         if hops > MAX_HOPS:
             return None
+        if binding.name is not None and rest and "." not in rest:
+            # ``from a import Config`` + ``Config.preset``: a method of the imported class.
+            found = self.resolve(importer, {head: binding}, head, hops + 1)
+            if isinstance(found, ClassFields):
+                return next((m for m in found.methods if m.name == rest), None)
         if binding.name is None or rest:
             # ``import a.b as m`` + ``m.Base``, ``import a`` + ``a.b.Base``, or
             # ``from a import b`` + ``b.Base`` (``b`` a module of package ``a``).

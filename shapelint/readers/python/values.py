@@ -11,6 +11,7 @@ Duplicate dict keys and repeated keyword arguments become ``SL001`` problems.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from collections.abc import Mapping as AbcMapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -20,16 +21,18 @@ from shapelint.readers.python.evaluate import (
     MAX_DEPTH,
     UNKNOWN,
     Folded,
-    LocalCall,
     fold,
     string_value,
 )
+from shapelint.readers.python.objects import Obj
 
 if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange
 
 _NORMALIZED = re.compile(r"[\x0b\x0c]|\r(?!\n)")
+# The most items a repeated literal (``(a, b) * 13``) is expanded to.
+MAX_ITEMS = 10_000
 # Call keywords that make a call a field wrapper holding a default, not a config.
 _WRAPPER_KEYWORDS = ("default",)
 
@@ -108,16 +111,18 @@ class ValueReader:
                 return self.scalar(expr, UNKNOWN)
             if is_config_like(expr):
                 return self.mapping_of_call(expr, env, depth)
-            return self.scalar(expr, UNKNOWN)
+            found = self.call_node(expr, env, depth)
+            return found if found is not None else self.scalar(expr, fold(expr, env, 0))
         if isinstance(expr, cst.Dict):
             if is_config_like(expr) or not expr.elements:
                 return self.mapping_of_dict(expr, env, depth)
             return self.scalar(expr, UNKNOWN)
         if isinstance(expr, cst.Name):
             bound = env.get(expr.value)
-            if bound is not None and isinstance(bound.value, LocalCall):
-                local = bound.value
-                return self.mapping_of_call(local.call, dict(local.env), depth + 1)
+            if bound is not None and isinstance(bound.value, Obj) and not bound.value.opaque:
+                # ``layers = build_layers(n_layers=…)`` then ``Model.Config(layers=layers)``:
+                # the object the name holds, as the function built it.
+                return bound.value.mapping()
         if isinstance(expr, cst.List | cst.Tuple | cst.Set):
             items: list[Node] = []
             for element in expr.elements:
@@ -126,7 +131,41 @@ class ValueReader:
                 else:
                     items.append(self.scalar(element.value, UNKNOWN))
             return Sequence(tuple(items), self.span(expr))
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            repeated = self.repeated(expr, env, depth)
+            if repeated is not None:
+                return repeated
         return self.scalar(expr, fold(expr, env, 0))
+
+    def repeated(
+        self, expr: cst.BinaryOperation, env: dict[str, Folded], depth: int
+    ) -> Sequence | None:
+        """``(LOCAL, GLOBAL) * 13``: the literal's items, repeated (at most `MAX_ITEMS`)."""
+        import libcst as cst
+
+        literal, times = expr.left, expr.right
+        if not isinstance(literal, cst.List | cst.Tuple):
+            literal, times = times, literal
+        if not isinstance(literal, cst.List | cst.Tuple):
+            return None
+        count = fold(times, env, 0)
+        if not (isinstance(count.value, int) and not isinstance(count.value, bool)):
+            return None
+        if not count.known or count.value * len(literal.elements) > MAX_ITEMS:
+            return None
+        inner = self.node(literal, env, depth + 1)
+        assert isinstance(inner, Sequence)
+        return Sequence(inner.items * max(count.value, 0), self.span(expr))
+
+    def call_node(self, call: cst.Call, env: dict[str, Folded], depth: int) -> Node | None:
+        """The value of a call that is not a keyword config (``Size(12, 768, 12, 64)``,
+        ``arch_args_1b()``) when the reader can follow it; None here (`flow.FlowReader`)."""
+        return None
+
+    def config_like(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is written as a config: `is_config_like`, and for `flow.FlowReader`
+        also a positional call of a class of the package."""
+        return is_config_like(expr)
 
     def scalar(self, expr: cst.BaseExpression, folded: Folded) -> Scalar:
         span = self.span(expr)
@@ -156,6 +195,10 @@ class ValueReader:
         seen: dict[str, Span] = {}
         for element in literal.elements:
             if not isinstance(element, cst.DictElement):
+                spread = self.spread_node(element.value, env, depth + 1)
+                if spread is not None:  # ``{**arch_args_1b(), …}``: its entries, in place
+                    entries = [e for e in entries if spread.get(e.key) is None]
+                    entries.extend(spread.entries)
                 continue
             key = string_value(element.key)
             if key is None:
@@ -164,6 +207,13 @@ class ValueReader:
             self.check_duplicate(key, key_span, seen, "dict key")
             entries.append(Entry(key, key_span, self.node(element.value, env, depth + 1)))
         return Mapping(tuple(entries), self.span(literal))
+
+    def spread_node(
+        self, expr: cst.BaseExpression, env: dict[str, Folded], depth: int
+    ) -> Mapping | None:
+        """The mapping a ``**expr`` spread in a dict literal holds, when the reader can
+        follow it; None here (`flow.FlowReader`)."""
+        return None
 
     def check_duplicate(self, key: str, span: Span, seen: dict[str, Span], what: str) -> None:
         first = seen.get(key)
@@ -275,13 +325,16 @@ def is_config_like(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def is_collection(literal: cst.Dict) -> bool:
-    """A dict whose every value is itself a config (``{"8B": ModelArgs(…), …}``)."""
+def is_collection(
+    literal: cst.Dict, like: Callable[[cst.BaseExpression], bool] = is_config_like
+) -> bool:
+    """A dict whose every value is itself a config (``{"8B": ModelArgs(…), …}``); ``like``
+    says what a config is written as."""
     import libcst as cst
 
     values = [e.value for e in literal.elements if isinstance(e, cst.DictElement)]
     return bool(values) and all(
-        is_config_like(v) and not (isinstance(v, cst.Dict) and is_collection(v)) for v in values
+        like(v) and not (isinstance(v, cst.Dict) and is_collection(v, like)) for v in values
     )
 
 
