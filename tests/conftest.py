@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import ValuesView
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,53 @@ def _own_lint_cache(
 ) -> None:
     """Each test gets an empty lint cache of its own (never the checkout's .shapelint_cache)."""
     monkeypatch.setenv("SHAPELINT_CACHE_DIR", str(tmp_path_factory.mktemp("lint-cache")))
+
+
+class ParseLog:
+    """Every parse, counted by file name across processes (a Python file, or any file under
+    ``--jobs``, is parsed in a worker process): a Counter-like view of a log file."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        log.write_text("")
+
+    def counts(self) -> Counter[str]:
+        """Parses so far, by file name."""
+        return Counter(self.log.read_text().split("\n")[:-1])
+
+    def clear(self) -> None:
+        """Forget the parses so far."""
+        self.log.write_text("")
+
+    def values(self) -> ValuesView[int]:
+        """As `Counter.values`."""
+        return self.counts().values()
+
+    def __len__(self) -> int:
+        return len(self.counts())
+
+    def __eq__(self, other: object) -> bool:
+        return self.counts() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> ParseLog:
+    """Counts every parse, by file name (all readers go through `readers._parse_text`)."""
+    from shapelint import readers
+
+    log = ParseLog(tmp_path_factory.mktemp("parses") / "log")
+    real = readers._parse_text
+
+    def counting(path: str, text: str, kind: str, files: object = None) -> object:
+        # One write of one line with O_APPEND: whole lines, whichever process writes.
+        fd = os.open(log.log, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, (Path(path).name + "\n").encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+        return real(path, text, kind, files)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(readers, "_parse_text", counting)
+    return log

@@ -17,6 +17,46 @@ GPT2_PY = "n_embd = 768\nn_head = 12\nn_layer = 12\nvocab_size = 50257\n"
 KEYS = "hidden_size = 768\nnum_attention_heads = 12\n"
 YAML_KEYS = "hidden_size: 768\nnum_attention_heads: 12\n"
 SIDE_EFFECT_MARKER = "side-effect-ran.txt"
+# A dataclass config, for a Python file whose base class is read from another file.
+GPT2_CLASS = (
+    "from dataclasses import dataclass\n\nfrom .base import Base\n\n\n@dataclass\n"
+    "class GPT(Base):\n    n_embd: int = 768\n    n_head: int = 12\n    n_layer: int = 12\n"
+    "    vocab_size: int = 50257\n"
+)
+
+
+# Inputs that crash or exhaust libcst's native parser and pass every pre-check (issue 26).
+def fstring_bomb(depth: int = 3_000) -> str:
+    """An f-string whose replacement field nests ``depth`` brackets (tokenize sees one
+    string token on Python 3.11; libcst segfaults)."""
+    return 'x = f"{' + "(" * depth + "1" + ")" * depth + '}"\n'
+
+
+def lambda_chain(count: int = 5_000) -> str:
+    """``count`` chained ``lambda:`` (40 KB; libcst segfaults or takes gigabytes)."""
+    return "x = " + "lambda: " * count + "1\n"
+
+
+def many_keys(base: str, count: int) -> str:
+    """The JSON object ``base`` with ``count`` more top-level keys after its own."""
+    extra = "".join(f', "extra_{i}": {i}' for i in range(count))
+    return base.rstrip().rstrip("}").rstrip() + extra + "}\n"
+
+
+def deep_subshell(depth: int = 70) -> str:
+    """A launch script whose ``$(`` nests ``depth`` deep before its ``torchrun`` line (SL101:
+    the vocab padded to 1 is not a multiple of 64)."""
+    return (
+        "#!/bin/bash\nX=" + "$(echo " * depth + "a" + ")" * depth + "\n"
+        "torchrun pretrain_gpt.py --hidden-size 768 --num-attention-heads 12 --num-layers 12 "
+        "--vocab-size 50257 --make-vocab-size-divisible-by 1\n"
+    )
+
+
+def not_chains(lines: int = 40, count: int = 1_900) -> str:
+    """``lines`` chains of ``count`` ``not`` (150 KB, every limit of the pre-check kept;
+    libcst takes more than 3 GB and 20 s)."""
+    return "".join("x = " + "not " * count + "1\n" for _ in range(lines))
 
 
 def build(root: Path, marker_dir: Path) -> dict[str, str]:
@@ -88,6 +128,17 @@ def build(root: Path, marker_dir: Path) -> dict[str, str]:
     put("multi.yaml", "hidden_size: 768\n---\nhidden_size: 1024\n---\n- 1\n", "clean")
     put(".vscode/settings.json", '{\n  // comment\n  "editor.tabSize": 2,\n}\n', "skipped")
     put("templates/deployment.yaml", "metadata:\n  name: {{ .Release.Name }}\n", "skipped")
+    # Issue 26: native parser crashes and memory (failures 6 and 7), in a file and in a base
+    # class read for inheritance (the file that imports it is still linted).
+    put("fstring_bomb.py", KEYS + fstring_bomb(), "SL000")
+    put("lambda_chain.py", KEYS + lambda_chain(), "SL000")
+    put("not_chains.py", KEYS + not_chains(), "SL000")
+    put("inherit_bomb/base.py", KEYS + fstring_bomb() + "class Base:\n    pass\n", "SL000")
+    put("inherit_bomb/model.py", GPT2_CLASS, "good")
+    # Issue 26, failure 20: large but legal files are read, never passed unread.
+    put("many_keys/config.json", many_keys(GPT2, 1_200), "good")
+    put("deep_subshell.sh", deep_subshell(), "SL101")
+    put("huge_vocab.json", many_keys('{"a": 0}', 12_000), "skipped")
     put("big/config.json", GPT2[:-2] + ', "pad": "' + "x" * (3 * 1024 * 1024) + '"}', "SL000")
     (root / ".shapelint.toml").write_text('max-file-size-mb = 2\nselect = ["SL0", "SL101"]\n')
 
@@ -108,4 +159,12 @@ def build(root: Path, marker_dir: Path) -> dict[str, str]:
     denied = put("denied/config.json", "{}", "SL000" if os.geteuid() != 0 else "clean")
     denied.chmod(0)
     denied.parent.chmod(stat.S_IRWXU)
+    # Issue 26, failure 19: a directory the walk cannot list is reported (root lists it).
+    if os.geteuid() == 0:
+        put("denied_dir/config.json", GPT2, "good")
+    else:
+        put("denied_dir/config.json", GPT2, "not linted")
+        del expect["denied_dir/config.json"]
+        expect["denied_dir"] = "SL000"
+    (root / "denied_dir").chmod(0)
     return expect

@@ -139,3 +139,49 @@ def test_fix_reports_what_remains_through_the_baseline(repo: Path) -> None:
     assert '"vocab_size": 50304' in bad.read_text(encoding="utf-8")
     assert code == 0, out
     assert "SL003" not in out and "SL103" not in out
+
+
+def _stale_baseline(repo: Path, count: int) -> None:
+    """A baseline of ``count`` entries for models/heads.json that match no finding."""
+    rows = [
+        json.dumps(
+            {"path": "models/heads.json", "code": "SL101", "config": "", "key": "vocab_size"}
+            | {"value": 60_000 + i}
+        )
+        for i in range(count)
+    ]
+    text = '{\n  "version": 1,\n  "findings": [\n    ' + ",\n    ".join(rows) + "\n  ]\n}\n"
+    (repo / "base.json").write_text(text, encoding="utf-8")
+
+
+def test_stale_entries_read_the_baseline_once(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 26, failure 12: each stale entry read and indexed the whole baseline again, so a
+    # baseline of n stale entries cost n² (30,000 took 254 s).
+    from shapelint.engine.baseline import Baseline
+
+    reads = []
+    text = Baseline._text
+    monkeypatch.setattr(Baseline, "_text", lambda self: reads.append(1) or text(self))
+    _stale_baseline(repo, 300)
+    argv = ("models/heads.json", "--jobs", "1", "--no-cache", "--baseline", "base.json")
+    code, out, _ = run(*argv, "--report-unused-ignores")
+    assert code == 1 and out.count("baseline entry matches no finding") == 300
+    assert len(reads) == 1
+    # Each stale finding still points at its own entry's line.
+    assert "base.json:4:" in out and "base.json:303:" in out
+
+
+def test_thirty_thousand_stale_entries_take_seconds(repo: Path) -> None:
+    import time
+
+    from shapelint.engine.baseline import load
+    from shapelint.rules import get
+
+    rule = get("SL008")
+    assert rule is not None
+    _stale_baseline(repo, 30_000)
+    start = time.process_time()
+    baseline = load(str(repo / "base.json"))
+    stale = baseline.apply(str(repo / "models" / "heads.json"), [], rule.RULE)
+    assert len(stale) == 30_000 and stale[-1].span.line == 30_003
+    assert time.process_time() - start < 10  # CPU seconds; n² took minutes

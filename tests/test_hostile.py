@@ -18,9 +18,22 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hostile import GPT2, SIDE_EFFECT_MARKER, build
+from hostile import (
+    GPT2,
+    GPT2_CLASS,
+    GPT2_PY,
+    KEYS,
+    SIDE_EFFECT_MARKER,
+    build,
+    deep_subshell,
+    fstring_bomb,
+    lambda_chain,
+    many_keys,
+    not_chains,
+)
 
 from shapelint.cli.main import main
 from shapelint.core.limits import Budget, check_python
@@ -42,6 +55,22 @@ def run(*argv: str, cwd: Path | None = None) -> tuple[int, str, str]:
     finally:
         os.chdir(old)
     return code, out.getvalue(), err.getvalue()
+
+
+def shapelint(*argv: str, cwd: Path, timeout: float = 300) -> tuple[int, str, str]:
+    """``shapelint ARGV`` as a user runs it, in a fresh process: an input that crashes or
+    hangs the run fails the test instead of taking the test process with it."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "shapelint", *argv],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"shapelint {' '.join(argv)} ran past {timeout} s") from None
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def findings_by_path(out: str) -> dict[str, list[dict[str, object]]]:
@@ -478,7 +507,7 @@ def test_internal_error_is_not_all_checks_passed(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(pipeline, "parse_in_tree", boom)
+    monkeypatch.setattr(pipeline, "parse", boom)
     code, out, err = run(".", cwd=tmp_path)
     assert code == 2
     assert "All checks passed" not in out
@@ -657,7 +686,7 @@ def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
 ) -> None:
     (tmp_path / "config.json").write_text(GPT2)
     (tmp_path / "slow.yaml").write_text("hidden_size: 768\nnum_attention_heads: 12\n")
-    real = pipeline.parse_in_tree
+    real = pipeline.parse
 
     def slow_parse(path: str, *args: object, **kwargs: object) -> object:
         if path.endswith("slow.yaml"):
@@ -665,7 +694,7 @@ def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
                 pass
         return real(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "parse_in_tree", slow_parse)
+    monkeypatch.setattr(pipeline, "parse", slow_parse)
     (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
     code, out, err = run(".", cwd=tmp_path)
     assert code == 1 and err == ""
@@ -691,3 +720,254 @@ def test_cpu_limit_is_not_swallowed_by_a_reader(
     (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
     code, out, _ = run("model.py", cwd=tmp_path)
     assert code == 1 and "more than 0.5 s of CPU time" in out
+
+
+# -- parsing in a worker (issue 26, failures 6 and 7) --------------------------------------------
+
+BOMBS = {
+    "fstring": KEYS + fstring_bomb(),  # segfaults libcst
+    "lambda": KEYS + lambda_chain(),  # segfaults libcst, or takes gigabytes first
+}
+
+
+def _bomb_tree(root: Path, bomb: str) -> Path:
+    root.mkdir()
+    (root / "bomb.py").write_text(BOMBS[bomb])
+    for i in range(3):
+        (root / f"c{i}.json").write_text(GPT2)
+    return root
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_parser_crash_is_one_finding_and_the_run_goes_on(
+    tmp_path: Path, bomb: str, jobs: str
+) -> None:
+    """Failure 6: libcst crashed natively and the whole run died (with --jobs 2 it hung)."""
+    root = _bomb_tree(tmp_path / "t", bomb)
+    code, out, err = shapelint(".", "--format", "json", "--jobs", jobs, cwd=root)
+    assert code == 1, err
+    assert "Traceback" not in err and "internal error" not in err
+    by = findings_by_path(out)
+    (problem,) = by["bomb.py"]
+    assert problem["code"] == "SL000"
+    assert any(
+        reason in str(problem["message"])
+        for reason in ("the Python parser crashed on this file (signal", "MB of memory")
+    ), problem
+    for i in range(3):
+        assert [f["code"] for f in by[f"c{i}.json"]] == ["SL101"]
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_fix_goes_on_past_a_parser_crash(tmp_path: Path, bomb: str) -> None:
+    """Failure 6: "--fix fixes nothing" when a file in the tree crashed the parser."""
+    root = _bomb_tree(tmp_path / "t", bomb)
+    code, out, err = shapelint("--fix", ".", cwd=root)
+    assert code == 1 and "bomb.py:1:1: SL000" in out, err
+    for i in range(3):
+        assert '"vocab_size": 50304' in (root / f"c{i}.json").read_text()
+
+
+def test_a_base_class_that_crashes_the_parser_costs_only_that_base(tmp_path: Path) -> None:
+    """Failure 6: the run died when the crashing file was only a base class read for
+    inheritance; now the base is unreadable (open), the subclass is linted."""
+    (tmp_path / "base.py").write_text(KEYS + fstring_bomb() + "class Base:\n    pass\n")
+    (tmp_path / "model.py").write_text(GPT2_CLASS)
+    code, out, err = shapelint("model.py", "--format", "json", cwd=tmp_path)
+    assert code == 1, err
+    assert [f["code"] for f in findings_by_path(out)["model.py"]] == ["SL101"]
+    code, out, _ = shapelint(".", "--format", "json", "--jobs", "2", cwd=tmp_path)
+    by = findings_by_path(out)
+    assert [f["code"] for f in by["model.py"]] == ["SL101"]
+    assert [f["code"] for f in by["base.py"]] == ["SL000"]
+
+
+def test_python_memory_bomb_stops_at_the_memory_limit(tmp_path: Path) -> None:
+    """Failure 7: a 150 KB Python file within every pre-check took 31 s and 7.5 GB; the
+    worker's address-space limit stops it."""
+    (tmp_path / "model.py").write_text(KEYS + not_chains())
+    (tmp_path / "config.json").write_text(GPT2)
+    # The run's peak memory, its worker's included: the largest resident size of any process
+    # the wrapper waited for (a process's own waited-for children count in its figure).
+    wrapper = (
+        "import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:]).returncode\n"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024\n"
+        "print(f'peak {peak}', file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", wrapper, sys.executable, "-m", "shapelint", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    code, out, err = proc.returncode, proc.stdout, proc.stderr
+    assert time.monotonic() - start < 120
+    assert int(err.split("peak ")[-1]) < 2048 + 512  # MB: the worker's limit, and the parent
+    assert code == 1, err
+    assert "model.py:1:1: SL000 [error] too complex to read statically: more than 2048 MB" in out
+    assert "config.json:5:17: SL101" in out
+
+
+# -- no silent pass (issue 26, failures 19 and 20) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("config.json", many_keys(GPT2, 1_200), "config.json:5:17: SL101"),
+        ("train.sh", deep_subshell(), "train.sh:3:"),
+        ("deeper.sh", deep_subshell(20_000), "deeper.sh:3:"),
+    ],
+)
+def test_large_but_legal_files_are_read(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
+    """Failure 20: a config.json with more than 1,000 top-level keys, and a script whose ``$(``
+    nests 70 deep before its torchrun line, were "All checks passed (0 configs in 1 file)"."""
+    (tmp_path / name).write_text(text)
+    for target in (name, "."):
+        code, out, err = run(target, cwd=tmp_path)
+        assert code == 1 and err == "", out
+        assert out.startswith(expected) and " SL101 " in out.splitlines()[0], out
+        assert "in 1 config in 1 file" in out
+
+
+def test_a_config_too_large_to_read_says_so(tmp_path: Path) -> None:
+    """Failure 20: past what is read one key at a time, the file is SL000, not a pass."""
+    (tmp_path / "config.json").write_text(many_keys(GPT2, 12_000))
+    code, out, _ = run("config.json", cwd=tmp_path)
+    assert code == 1 and "All checks passed" not in out
+    assert out.startswith(
+        "config.json:1:1: SL000 [error] too large to read as a config: 12004 keys at the top "
+        "level (at most 10000 are read one by one)"
+    )
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text", "github"])
+def test_a_value_the_output_cannot_encode_is_escaped(tmp_path: Path, fmt: str) -> None:
+    """Found by the fuzz campaign (fuzz/campaign.py, JSON): a JSON string ``"\\ud800"`` is a
+    lone surrogate, which UTF-8 output cannot encode: it was an internal error (exit 2)."""
+    (tmp_path / "config.json").write_text(
+        '{"n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": "\\ud800"}\n'
+    )
+    code, out, err = shapelint("config.json", "--format", fmt, cwd=tmp_path)
+    assert (code, err) == (1, "")
+    if fmt == "json":
+        (finding,) = json.loads(out)["findings"]
+        assert finding["code"] == "SL002" and finding["value"] == "\ud800"
+
+
+def test_unreadable_directory_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failure 19: a directory the walk cannot list was skipped without a word, even with -v."""
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "config.json").write_text(GPT2)
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "config.json").write_text(GPT2)
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if os.path.basename(os.fspath(path)) == "locked":  # what chmod 000 does to non-root
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, out, err = run(".", cwd=tmp_path)
+    assert code == 1 and err == ""
+    assert (
+        "locked:1:1: SL000 [error] cannot read directory: Permission denied; the files in it "
+        "were not linted" in out
+    )
+    assert os.path.join("open", "config.json") + ":5:17: SL101" in out
+    assert "All checks passed" not in out
+    code, out, _ = run(".", "--format", "json", cwd=tmp_path)
+    assert [f["code"] for f in findings_by_path(out)["locked"]] == ["SL000"]
+
+
+# -- Issue 26, failures 10 and 21: sizes of 2**63 end in seconds with an answer -------------
+
+
+def test_a_rule_over_the_cpu_budget_is_not_called_a_file_too_complex_to_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Failure 21: a rule that ran out of CPU time (SL205 at --tp 2**63) made a 76-byte file
+    # "too complex to read statically"; the file was read, checking it took the time.
+    from shapelint.core.limits import OverTime
+    from shapelint.rules import sl101_vocab_padding
+
+    def over(*_: object, **__: object) -> object:
+        raise OverTime(10)
+
+    monkeypatch.setattr(sl101_vocab_padding, "check", over)
+    (tmp_path / "config.json").write_text(GPT2, encoding="utf-8")
+    code, out, err = run("config.json", "--no-cache", "--jobs", "1", cwd=tmp_path)
+    assert code == 1 and "Traceback" not in out + err
+    assert "checking this file took more than 10 s of CPU time in rule SL101" in out
+    assert "too complex to read" not in out
+
+
+def test_tensor_parallel_candidates_are_divisors_found_without_counting_to_t() -> None:
+    from shapelint.rules.sl205_tensor_parallel_too_large import _common_divisors
+
+    for t in range(2, 200):
+        for heads in (1, 12, 32, 96, 128):
+            want = [d for d in range(t - 1, 1, -1) if t % d == 0 and heads % d == 0]
+            assert _common_divisors(t, heads) == want
+    start = time.process_time()
+    assert _common_divisors(2**63, 2**62)[:2] == [2**62, 2**61]
+    assert time.process_time() - start < 1
+
+
+@pytest.mark.parametrize(
+    "dims",
+    [
+        # Failure 10: heads of 2**32 made the search list every divisor by counting to it.
+        {"hidden_size": 2**63, "num_attention_heads": 2**32, "num_hidden_layers": 32},
+        # Layers of 2**63 made a list of 10**17 layer counts (MemoryError).
+        {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 2**63},
+    ],
+)
+def test_suggest_on_a_dim_of_two_to_the_63_ends_in_seconds(
+    tmp_path: Path, dims: dict[str, int]
+) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({**dims, "vocab_size": 50304}), "utf-8")
+    start = time.process_time()
+    code, out, err = run("suggest", "config.json", cwd=tmp_path)
+    assert time.process_time() - start < 20
+    assert code in (0, 1, 2) and "internal error" not in err and "Traceback" not in out + err
+    assert len(err) < 1000
+
+
+# -- Issue 26: the language server goes through the same reader and sandbox -----------------
+
+H100 = LintOptions(gpus=(load_table().lookup("H100-SXM"),))
+
+
+def test_language_server_lints_a_parser_bomb_in_a_worker(tmp_path: Path) -> None:
+    """Failure 6, in the language server: a document that crashes libcst is one SL000 and
+    the server process lives on."""
+    from shapelint.cli.server import lint_text
+
+    path = str(tmp_path / "model.py")
+    found = lint_text(path, KEYS + fstring_bomb(), H100)
+    assert [f.code for f in found] == ["SL000"]
+    assert any(
+        reason in found[0].message
+        for reason in ("the Python parser crashed on this file (signal", "MB of memory")
+    ), found[0].message
+    assert [f.code for f in lint_text(path, GPT2_PY, H100)] == ["SL101"]
+
+
+def test_language_server_document_with_a_lone_surrogate_is_linted() -> None:
+    """Failure 22: the editor's text held a lone surrogate (JSON-RPC carries "\\ud800"), it
+    could not be encoded, and the document got no diagnostics and no message."""
+    from shapelint.cli.server import lint_text
+
+    text = GPT2.replace('"n_embd"', '"name": "\ud800",\n  "n_embd"')
+    found = lint_text("config.json", text, H100)
+    assert [f.code for f in found] == ["SL101"]
+    assert found[0].span.line == 6  # positions are the editor's: one character for one

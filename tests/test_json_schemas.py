@@ -107,11 +107,14 @@ def test_check_json(here: Path) -> None:
     (here / "broken").mkdir()
     (here / "broken" / "config.json").write_text('{"hidden_size": 4096,,}')
     (here / "gpt2.json").write_text(GPT2)
+    # Dims the key lexicon reads (layers, seq) carry lexicon_keys.
+    (here / "mesh.json").write_text('{"layers": 28, "d_model": 4096, "n_heads": 16, "seq": 2048}')
     data = run("check", ".", "--format", "json", "--min-slowdown", "0", "--gpu", "a100",
                "--gpu", "h100", "--no-cache")  # fmt: skip
     codes = {f["code"] for f in data["findings"]}
     assert {"SL000", "SL101"} <= codes and any(f["fix"] for f in data["findings"])
     assert any("target" in c for c in data["configs"])
+    assert any("lexicon_keys" in c for c in data["configs"])
     valid("check", data)
     valid("check", run("check", "examples/llama-2-7b", "--format", "json", "--no-cache"))
 

@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import ParseLog
 
-from shapelint import readers as formats
 from shapelint.cli import main as cli
 from shapelint.engine import cache as cache_mod
 from shapelint.engine import parallel
@@ -39,21 +39,6 @@ def _tree(root: Path, corpus_files: int = 40) -> Path:
         for i, p in enumerate(files[:corpus_files]):
             shutil.copyfile(p, root / f"c{i:03d}_{p.name}")
     return root
-
-
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    real = formats._parse_text
-
-    def counting(
-        path: str, text: str, kind: str, files: formats.OtherFiles | None = None
-    ) -> object:
-        counts[Path(path).name] += 1
-        return real(path, text, kind, files)
-
-    monkeypatch.setattr(formats, "_parse_text", counting)
-    return counts
 
 
 @pytest.mark.skipif(not parallel.can_fork(), reason="workers are forked")
@@ -88,7 +73,7 @@ def test_default_jobs_grow_with_the_tree() -> None:
 
 
 def test_unchanged_rerun_parses_nothing_and_reports_the_same(
-    tmp_path: Path, parses: Counter[str]
+    tmp_path: Path, parses: ParseLog
 ) -> None:
     tree = _tree(tmp_path / "t", corpus_files=5)
     first = run("check", "--jobs", "1", "--format", "json", str(tree))
@@ -102,7 +87,7 @@ def test_unchanged_rerun_parses_nothing_and_reports_the_same(
     assert run("check", "--jobs", "1", str(tree)) == run("check", "--no-cache", str(tree))
 
 
-def test_changed_file_is_linted_again(tmp_path: Path, parses: Counter[str]) -> None:
+def test_changed_file_is_linted_again(tmp_path: Path, parses: ParseLog) -> None:
     tree = _tree(tmp_path / "t", corpus_files=0)
     run("check", "--jobs", "1", str(tree))
     parses.clear()
@@ -118,7 +103,7 @@ def test_changed_file_is_linted_again(tmp_path: Path, parses: Counter[str]) -> N
     "flags", [("--gpu", "A100"), ("--select", "SL1"), ("--micro-batch", "3"), ("--tp", "2")]
 )
 def test_other_options_miss_the_cache(
-    tmp_path: Path, parses: Counter[str], flags: tuple[str, ...]
+    tmp_path: Path, parses: ParseLog, flags: tuple[str, ...]
 ) -> None:
     tree = _tree(tmp_path / "t", corpus_files=0)
     run("check", str(tree))
@@ -128,7 +113,7 @@ def test_other_options_miss_the_cache(
     assert cached == run("check", "--no-cache", *flags, str(tree))
 
 
-def test_settings_change_misses_the_cache(tmp_path: Path, parses: Counter[str]) -> None:
+def test_settings_change_misses_the_cache(tmp_path: Path, parses: ParseLog) -> None:
     tree = _tree(tmp_path / "t", corpus_files=0)
     (tmp_path / ".git").mkdir()  # the settings search stops here
     first = run("check", str(tree))
@@ -150,7 +135,7 @@ def test_no_cache_writes_nothing(tmp_path: Path) -> None:
     assert not list(cache_dir.rglob("*.tmp"))
 
 
-def test_corrupt_entries_are_misses(tmp_path: Path, parses: Counter[str]) -> None:
+def test_corrupt_entries_are_misses(tmp_path: Path, parses: ParseLog) -> None:
     cache_dir = Path(os.environ["SHAPELINT_CACHE_DIR"])
     tree = _tree(tmp_path / "t", corpus_files=0)
     first = run("check", str(tree))
@@ -164,7 +149,7 @@ def test_corrupt_entries_are_misses(tmp_path: Path, parses: Counter[str]) -> Non
 
 
 def test_unwritable_cache_is_skipped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: Counter[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: ParseLog
 ) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
@@ -237,7 +222,7 @@ class _Planted:
         return (open, (self.marker, "w"))
 
 
-def test_planted_entries_are_never_unpickled(tmp_path: Path, parses: Counter[str]) -> None:
+def test_planted_entries_are_never_unpickled(tmp_path: Path, parses: ParseLog) -> None:
     # The cache directory can sit in a tree a pull request controls: an entry without this
     # user's MAC is a miss, and its pickle is never loaded.
     import pickle

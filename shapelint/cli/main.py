@@ -171,6 +171,11 @@ def _unrecognized(parser: argparse.ArgumentParser, command: str, extra: list[str
 def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+    if out is sys.stdout and hasattr(out, "reconfigure"):
+        # A value read from a file can hold what the terminal cannot encode (a JSON string
+        # "\ud800" is a lone surrogate): escaped, as stderr escapes it, not an internal error.
+        with contextlib.suppress(AttributeError, ValueError):
+            out.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] not in COMMANDS:
         meant = _misspelled_command(args_list[0])
@@ -201,8 +206,12 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
     except ArgumentsError as exc:  # one line, not the usage before it
         err.write(f"{exc.prog}: error: {exc.message} (see '{exc.prog} --help')\n")
         return 2
+    from shapelint.core import sandbox
+
     try:
-        return int(_command(args.command or "check").run(args, out, err))
+        # One parsing worker for the whole command (lint, fix, re-lint), forked on first need.
+        with sandbox.session():
+            return int(_command(args.command or "check").run(args, out, err))
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
         return 2

@@ -64,7 +64,11 @@ def lint_text(path: str, text: str, options: LintOptions) -> list[Finding]:
     kind = kind_of(path)
     if kind is None:
         return []
-    result = lint_source(SourceFile(path, kind, explicit=True), options, data=text.encode("utf-8"))
+    # An editor may send a lone surrogate (JSON-RPC's "\ud800"), which UTF-8 cannot encode:
+    # it becomes "?", one character for one, so the rest of the document is linted and every
+    # position still matches the editor's text.
+    data = text.encode("utf-8", errors="replace")
+    result = lint_source(SourceFile(path, kind, explicit=True), options, data=data)
     return sorted(result.findings, key=lambda f: (f.span.line, f.span.column, f.code))
 
 

@@ -218,10 +218,18 @@ class OverTime(BaseException):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"more than {seconds:g} s of CPU time")
         self.seconds = seconds
+        # The stage past reading that ran out of time ("rule SL205"); "" while reading.
+        self.where = ""
 
     @property
     def message(self) -> str:
-        """The SL000 message for the file."""
+        """The SL000 message for the file: the file was too complex to read, or (``where``
+        set) checking it took too long in that stage — the file was read."""
+        if self.where:
+            return (
+                f"checking this file took {self} in {self.where}; "
+                "the setting max-seconds-per-file raises the limit"
+            )
         return (
             f"too complex to read statically: {self}; "
             "the setting max-seconds-per-file raises the limit"

@@ -281,6 +281,13 @@ class ModelConfig:
     # Dropout probabilities the config states above zero, by where they apply: "attention"
     # (the attention probabilities), "hidden" (the residual branches), "embedding".
     dropout: Mapping[str, float] = field(default_factory=dict)
+    # Batch-like keys the config states that no reader understood (``per_replica_batch``, a
+    # micro-batch whose value cannot be known) while no micro-batch was read: an estimate at
+    # the default micro-batch would then rest on a guess (`shapelint.dialects.lexicon`).
+    unread_batch: tuple[Value, ...] = ()
+    # Keys of the config's mapping that the key lexicon recognises but cannot place (a word
+    # such as ``hidden_dim`` that the values do not settle): SL009 names them.
+    unplaced: tuple[Value, ...] = ()
     # What the config's framework implies (set by `shapelint.dialects.extract`).
     traits: Traits = Traits()
 

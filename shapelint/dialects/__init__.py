@@ -53,6 +53,7 @@ from shapelint.dialects import (
     hf,
     internlm,
     levanter,
+    lexicon,
     lingua,
     litgpt,
     llama,
@@ -144,7 +145,7 @@ def extract(doc: Document, extra_keys: KeyAliases | None = None) -> list[ModelCo
                         checkpoint = hf.weights_beside(doc.path)
                     config = replace(config, pretrained=checkpoint or restores(candidate))
                 configs.append(config)
-    return configs
+    return lexicon.without_fed(configs)
 
 
 # Keys that load trained weights into the model a training config describes (NeMo, Megatron,
@@ -211,7 +212,15 @@ def claims(candidate: Candidate, lead: Dialect | None = None) -> list[Dialect]:
 def resolve(
     doc: Document, candidate: Candidate, keys: KeyAliases, lead: Dialect | None = None
 ) -> list[ModelConfig]:
-    """The configs one candidate holds, every contributing reader merged."""
+    """The configs one candidate holds, every contributing reader merged, then completed by
+    the key lexicon (`lexicon.complete`: dims no reader read, mappings no reader read)."""
+    return lexicon.complete(doc, candidate, _read(doc, candidate, keys, lead), keys, _fill)
+
+
+def _read(
+    doc: Document, candidate: Candidate, keys: KeyAliases, lead: Dialect | None = None
+) -> list[ModelConfig]:
+    """The configs the dialects and the neutral key families read from one candidate."""
     primary: ModelConfig | None = None
     first: Dialect | None = None  # the reader whose config ``primary`` started as
     for i, module in enumerate(claims(candidate, lead)):

@@ -330,8 +330,11 @@ def _take_common(b: Builder, stack: str = "") -> None:
     if mla_head_dim(b, nope, rope):
         b.take(Dim.V_HEAD_DIM, "v_head_dim")
     if b.lookup("kv_lora_rank", "q_lora_rank") is None:
-        # In an MLA config kv_channels / head_dim is not the attention head dim.
         b.take(Dim.HEAD_DIM, *HEAD_DIM)
+    else:
+        # In an MLA config kv_channels / head_dim is not the attention head dim: read, so
+        # that no other reader (the key lexicon) takes it for one.
+        b.consult(*HEAD_DIM)
     _global_head_dim(b)
     _qwen1_ffn(b)
     ffn = b.take(Dim.FFN, *FFN, "encoder_ffn_dim", "decoder_ffn_dim")

@@ -287,6 +287,9 @@ def _take_flags(b: Builder, prefix: str) -> bool:
         # Megatron-DeepSpeed's own GQA flag, with no switch (megatron/arguments.py:623, and
         # 444-445: heads when not given; microsoft/Megatron-DeepSpeed at f4157bea).
         b.take(Dim.KV_HEADS, flag("num-key-value-heads"))
+        # --num-query-groups without --group-query-attention is ignored by Megatron: read,
+        # so that no other reader (the key lexicon) takes it for the KV heads.
+        b.consult(flag("num-query-groups"))
     mla = b.lookup(flag("multi-latent-attention"))
     if mla is not None and mla.value is True:
         _mla_head_dims(b, mla, prefix)

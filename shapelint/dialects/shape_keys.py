@@ -8,11 +8,13 @@ Two uses:
 - `shape_keys(doc)` lists the shape keys of a parsed document with their key paths and spans,
   for SL009 ("model config not understood") and the settings line it suggests.
 
-A key counts when its name, with dashes and underscores alike and leading ``--`` dropped
-(Megatron flags), is one of the key families the dialects read or a common name for the same
-dims that no built-in dialect reads (``model_dim``, ``mlp_dim``, ``num_query_heads``,
-``num_decoder_layers`` …), or one a user mapped in
-``[tool.shapelint.keys]``.
+What a key means comes from one place, the key lexicon (`shapelint.dialects.lexicon`: the
+words of a key, ``dims_per_head``, ``numHeads``, ``--num-q-heads``), or from a key a user
+mapped in ``[tool.shapelint.keys]``. A key whose words the lexicon cannot place with
+confidence (``hidden_dim``: FFN or width?) is a shape key too, listed with the dims it may
+mean. In free text, where a key's value is not known yet, only keys of two or more words
+and the lexicon's exact names count (``dim``, ``layers`` or ``depth`` alone say little
+there, nor does ``num_blocks``, which may not be a model's at all).
 """
 
 from __future__ import annotations
@@ -23,72 +25,8 @@ from dataclasses import dataclass
 
 from shapelint.core.model import Dim
 from shapelint.core.source import Document, Mapping, Node, Scalar, Sequence, Span
+from shapelint.dialects import lexicon
 from shapelint.dialects.common import SENTINEL_KINDS, ZERO_UNSET, KeyAliases
-
-# Key names the dialects read, by the dim they name (the common, framework-neutral ones).
-KNOWN: dict[str, Dim] = {
-    **dict.fromkeys(
-        ("hidden_size", "n_embd", "d_model", "dim", "base_emb_dim", "emb_dim"), Dim.HIDDEN
-    ),
-    **dict.fromkeys(
-        (
-            "num_attention_heads",
-            "n_head",
-            "n_heads",
-            "num_heads",
-            "base_num_query_heads",
-            "num_query_heads",
-        ),
-        Dim.HEADS,
-    ),
-    **dict.fromkeys(
-        (
-            "num_key_value_heads",
-            "num_kv_heads",
-            "n_kv_heads",
-            "n_head_kv",
-            "num_query_groups",
-            "n_query_groups",
-            "base_num_kv_heads",
-            "multi_query_group_num",
-        ),
-        Dim.KV_HEADS,
-    ),
-    **dict.fromkeys(
-        (
-            "intermediate_size",
-            "ffn_hidden_size",
-            "n_inner",
-            "ffn_dim",
-            "d_ff",
-            "base_mlp_dim",
-            "mlp_dim",
-            "intermediate_dim",
-            "hidden_dim",
-            "mlp_hidden_size",
-        ),
-        Dim.FFN,
-    ),
-    **dict.fromkeys(
-        (
-            "num_hidden_layers",
-            "num_layers",
-            "n_layer",
-            "n_layers",
-            "base_num_decoder_layers",
-            "num_decoder_layers",
-        ),
-        Dim.LAYERS,
-    ),
-    **dict.fromkeys(("head_dim", "kv_channels", "head_size", "d_kv"), Dim.HEAD_DIM),
-    **dict.fromkeys(("vocab_size", "padded_vocab_size", "n_vocab"), Dim.VOCAB),
-    **dict.fromkeys(
-        ("embed_dim", "model_dim", "dim_model", "n_embed", "embedding_dim"), Dim.HIDDEN
-    ),
-}
-# Names too generic to count on their own in free text (``dim`` is also a tensor axis); they
-# count inside a parsed mapping next to another shape key.
-TEXT_EXCLUDED = frozenset({"dim", "hidden_dim", "embedding_dim", "head_size"})
 
 _KEY = re.compile(r"""(?<![\w.$-])["']?(-{0,2}[A-Za-z_][\w-]*)["']?\s*[:=](?!=)""")
 
@@ -98,16 +36,41 @@ def normalize(name: str) -> str:
     return name.lstrip("-").replace("-", "_")
 
 
-def key_dim(name: str, extra_keys: KeyAliases | None = None) -> Dim | None:
-    """The dim a key name stands for, or None when it is not a shape key."""
+def key_dims(name: str, extra_keys: KeyAliases | None = None) -> tuple[Dim, ...]:
+    """The dims a key name may stand for: one when the lexicon (or the user's key map) places
+    it, several when its words are ambiguous, none when it is not a shape key."""
     last = name.rsplit(".", 1)[-1]
-    dim = KNOWN.get(normalize(last))
-    if dim is not None:
-        return dim
     for mapped, names in (extra_keys or {}).items():
         if any(normalize(n.rsplit(".", 1)[-1]) == normalize(last) for n in names):
-            return mapped
-    return None
+            return (mapped,)
+    found = lexicon.meaning(last)
+    if found is None:
+        return ()
+    return tuple(r for r in found.roles if isinstance(r, Dim))
+
+
+def key_dim(name: str, extra_keys: KeyAliases | None = None) -> Dim | None:
+    """The dim a key name stands for (the first it may mean), or None for no shape key."""
+    dims = key_dims(name, extra_keys)
+    return dims[0] if dims else None
+
+
+def _in_text(name: str, extra_keys: KeyAliases | None) -> bool:
+    """Whether a key name found in free text counts as a shape key there."""
+    if any(
+        normalize(n.rsplit(".", 1)[-1]) == normalize(name)
+        for v in (extra_keys or {}).values()
+        for n in v
+    ):
+        return True
+    found = lexicon.meaning(name)
+    if found is None or not any(isinstance(r, Dim) for r in found.roles):
+        return False
+    if normalize(name).lower() in lexicon.EXACT:
+        return True
+    # Two or more words, and either sure or torn between dims (``hidden_dim``); a name that
+    # only may be one dim (``num_blocks``, ``filter_size``) needs its value to count.
+    return len(found.pattern.split()) >= 2 and (found.sure or len(found.roles) > 1)
 
 
 def text_shape_keys(text: str, extra_keys: KeyAliases | None = None) -> list[str]:
@@ -116,9 +79,7 @@ def text_shape_keys(text: str, extra_keys: KeyAliases | None = None) -> list[str
     seen: dict[str, None] = {}
     for match in _KEY.finditer(text):
         name = normalize(match.group(1))
-        if name in TEXT_EXCLUDED:
-            continue
-        if key_dim(name, extra_keys) is not None:
+        if _in_text(name, extra_keys):
             seen.setdefault(name, None)
     return list(seen)
 
@@ -140,6 +101,20 @@ class ShapeKey:
     span: Span
     # The source text of a value the reader could not evaluate (``$H``, ``width``), else None.
     unknown: str | None = None
+    # Every dim the key may mean when its words are ambiguous (``hidden_dim``: ffn, hidden).
+    alternatives: tuple[Dim, ...] = ()
+    # Whether the key counts towards "this file describes a model" (`enough_shape_keys`): a
+    # key the lexicon places, or whose several words it can narrow to a few dims; a lone
+    # ``mlp`` or ``dim`` in Python code says little. ``core``: evidence of a width, heads or
+    # layers in more than one word (``layer`` or ``seq`` alone are enum members and loop
+    # variables as often as model keys).
+    evidence: bool = True
+    core: bool = False
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        """The dims the key may mean (its one dim when it is not ambiguous)."""
+        return self.alternatives or (self.dim,)
 
 
 # Dims that say "this is a model" on their own (a vocab and a head dim are weaker evidence:
@@ -148,10 +123,11 @@ CORE = frozenset({Dim.HIDDEN, Dim.HEADS, Dim.LAYERS})
 
 
 def enough_shape_keys(keys: Iterable[ShapeKey]) -> bool:
-    """Two or more distinct shape keys, one of them a width, head count or layer count."""
-    keys = list(keys)
+    """Two or more distinct shape keys that count as evidence (`ShapeKey.evidence`), one of
+    them a width, head count or layer count named by more than one word or mapped by name."""
+    keys = [k for k in keys if k.evidence]
     names = {k.path.rsplit(".", 1)[-1] for k in keys}
-    return len(names) >= 2 and any(k.dim in CORE for k in keys)
+    return len(names) >= 2 and any(k.core for k in keys)
 
 
 def shape_keys(doc: Document, extra_keys: KeyAliases | None = None) -> list[ShapeKey]:
@@ -191,8 +167,9 @@ def _walk(
         index = key.startswith("[")
         path = f"{prefix}{key}" if index else (f"{prefix}.{key}" if prefix else key)
         if key_span is not None and not isinstance(value, Mapping | Sequence):
-            dim = key_dim(key, extra_keys)
-            if dim is not None:
+            dims = key_dims(key, extra_keys)
+            if dims and _states_size(key, value, extra_keys):
+                dim = dims[0]
                 unknown = None
                 if isinstance(value, Scalar) and not value.known:
                     unknown = value.expression or "?"
@@ -205,8 +182,51 @@ def _walk(
                     )
                 ):
                     unknown = str(value.value)
-                yield ShapeKey(path, dim, key_span, unknown)
+                evidence, core = _strength(key, dims, extra_keys)
+                alternatives = dims if len(dims) > 1 or not evidence else ()
+                yield ShapeKey(path, dim, key_span, unknown, alternatives, evidence, core)
+        if not index and not extra_keys and lexicon.foreign(key):
+            continue  # a vision tower, a U-Net, a p-tuning encoder: not the model's keys
         yield from _walk(value, path, extra_keys, depth + 1, sentinels, zeros)
+
+
+def _strength(key: str, dims: tuple[Dim, ...], extra_keys: KeyAliases | None) -> tuple[bool, bool]:
+    """(evidence, core) of a shape key: see `ShapeKey`."""
+    last = key.rsplit(".", 1)[-1]
+    if any(
+        normalize(n.rsplit(".", 1)[-1]) == normalize(last)
+        for v in (extra_keys or {}).values()
+        for n in v
+    ):
+        return True, dims[0] in CORE
+    found = lexicon.meaning(last)
+    if found is None:
+        return False, False
+    exact = normalize(last).lower() in lexicon.EXACT
+    words = len(found.pattern.split())
+    evidence = found.sure or words >= 2
+    # A width, heads or layers named in two or more words with one meaning; an ambiguous key
+    # (``hidden_dim``, ``num_embeddings``: nn.Embedding's vocabulary) is evidence, not core.
+    core = found.sure and (exact or words >= 2) and dims[0] in CORE
+    return evidence, core
+
+
+def _states_size(key: str, value: Node, extra_keys: KeyAliases | None) -> bool:
+    """Whether ``value`` can be the size ``key`` names: a key of one generic word (``dim``,
+    ``layers``, ``vocab``) counts only with an integer or a value not known statically (a
+    ``vocab: gpt2.json`` is a file); longer names count with any value, as before."""
+    if not isinstance(value, Scalar) or not value.known:
+        return True
+    found = lexicon.meaning(key.rsplit(".", 1)[-1])
+    mapped = any(
+        normalize(n.rsplit(".", 1)[-1]) == normalize(key)
+        for v in (extra_keys or {}).values()
+        for n in v
+    )
+    if found is None or mapped or len(found.pattern.split()) >= 2:
+        return True
+    v = value.value
+    return isinstance(v, int | float) and not isinstance(v, bool) and float(v).is_integer()
 
 
 def _zero(value: object) -> bool:
@@ -257,9 +277,25 @@ def _walk_all(node: Node, prefix: str, depth: int) -> Iterator[ShapeKey]:
 
 
 def settings_line(keys: Iterable[ShapeKey]) -> str:
-    """The ``[tool.shapelint.keys]`` lines that would map ``keys`` (first path per dim)."""
+    """The ``[tool.shapelint.keys]`` lines that would map ``keys`` (first path per dim). A key
+    whose words may mean several dims is offered for one no other key states, a width, heads
+    or layers first (``hidden_dim`` without a width key is offered as the width)."""
+    keys = list(keys)
     by_dim: dict[Dim, str] = {}
     for key in keys:
-        by_dim.setdefault(key.dim, key.path)
-    pairs = "; ".join(f'{dim.value} = ["{path}"]' for dim, path in by_dim.items())
+        if not key.alternatives:
+            by_dim.setdefault(key.dim, key.path)
+    for key in keys:
+        if key.alternatives:
+            # A model needs a width, heads or layers: offer those first.
+            free = sorted(
+                (d for d in key.alternatives if d not in by_dim), key=lambda d: d not in CORE
+            )
+            if free:
+                by_dim[free[0]] = key.path
+    order = {key.path: i for i, key in enumerate(keys)}
+    pairs = "; ".join(
+        f'{dim.value} = ["{path}"]'
+        for dim, path in sorted(by_dim.items(), key=lambda p: order[p[1]])
+    )
     return f"[tool.shapelint.keys] {pairs}"

@@ -144,20 +144,31 @@ def _under_pre_commit() -> bool:
 
 
 def discover(
-    paths: Iterable[str], exclude: Iterable[str] = (), skipped: list[Skipped] | None = None
+    paths: Iterable[str],
+    exclude: Iterable[str] = (),
+    skipped: list[Skipped] | None = None,
+    unreadable: list[Skipped] | None = None,
 ) -> Iterator[SourceFile]:
     """Yield each file to lint once, in a stable order.
 
     A path that does not exist raises FileNotFoundError (the CLI reports it as a usage error);
     a dangling symlink named on the command line exists for this purpose (its read fails).
-    Entries of a walk that are not regular files are appended to ``skipped``.
+    Entries of a walk that are not regular files are appended to ``skipped``; directories the
+    walk cannot list (permission denied), with the OS's reason, to ``unreadable``: the files
+    in them were not linted, which the run must say.
     """
     patterns = tuple(exclude)
     seen: set[str] = set()
     named = not _under_pre_commit()
+
+    def cannot_list(exc: OSError) -> None:
+        if unreadable is not None:
+            where = os.path.normpath(exc.filename) if exc.filename else "."
+            unreadable.append(Skipped(where, exc.strerror or str(exc)))
+
     for raw in paths:
         if os.path.isdir(raw):
-            for root, dirs, files in os.walk(raw):
+            for root, dirs, files in os.walk(raw, onerror=cannot_list):
                 dirs[:] = sorted(
                     d
                     for d in dirs

@@ -22,18 +22,29 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from shapelint.core.limits import DEFAULT, Budget, OverTime
 from shapelint.core.model import Edit, Finding, Fix
 from shapelint.core.source import Document, Mapping, Node, Scalar, encode
 from shapelint.core.source import Sequence as SeqNode
 from shapelint.core.text import shown_path
+from shapelint.engine.isolation import died_document
+from shapelint.engine.isolation import parse as parse_isolated
 from shapelint.engine.options import LintOptions
 from shapelint.engine.pipeline import READ_PROBLEM, lint_document, lint_parsed
 from shapelint.engine.results import FileResult, LintResult
-from shapelint.engine.tree import parse_in_tree
 
 # Passes of fix → re-lint → fix; a fix can make another one possible (a conflicting fix of
 # the same value waits for the next pass), but a file that keeps changing is a bug.
 MAX_PASSES = 3
+
+
+def parse(path: str, data: bytes, kind: str, budget: Budget = DEFAULT) -> Document:
+    """The pipeline's parse (in a worker where the file needs one), with a parse past its CPU
+    time as the SL000 problem a check reports: such a file is not fixed."""
+    try:
+        return parse_isolated(path, data, kind, budget)
+    except OverTime as exc:
+        return died_document(path, data, kind, exc.message)
 
 
 class OverlappingEditsError(ValueError):
@@ -264,7 +275,7 @@ def verify(
         data = encode(text, doc.encoding, doc.bom)
     except UnicodeEncodeError:
         return f"the fixed text cannot be written as {doc.encoding}"
-    new_doc = parse_in_tree(doc.path, data, doc.format)
+    new_doc = parse(doc.path, data, doc.format)
     if not new_doc.ok:
         problem = next(p for p in new_doc.problems if p.code == READ_PROBLEM)
         return f"the fixed file would not parse ({problem.message})"
@@ -517,9 +528,7 @@ def fix_paths(
             # Unchanged since it was linted: the same bytes parse to the same document.
             fixed = fix_document(linted, file_options, unsafe=unsafe, findings=file_result.findings)
         else:
-            changed_on_disk = parse_in_tree(
-                source.path, snap.data, source.kind, file_options.budget
-            )
+            changed_on_disk = parse(source.path, snap.data, source.kind, file_options.budget)
             fixed = fix_document(changed_on_disk, file_options, unsafe=unsafe)
         file_fix = FileFix(file_result, fixed, snap.data, snap.mtime_ns, snap.size)
         run.files.append(file_fix)
@@ -538,7 +547,7 @@ def fix_paths(
         if not relint:
             continue
         # What was written is the verified document's text: lint that document, not the file.
-        final = fixed.final or parse_in_tree(source.path, file_fix.new_bytes(), source.kind)
+        final = fixed.final or parse(source.path, file_fix.new_bytes(), source.kind)
         relinted[source.path] = lint_parsed(source, final, file_options)
     if relinted or len(errors) > len(result.errors):
         files = [relinted.get(r.source.path, r) for r in result.files]

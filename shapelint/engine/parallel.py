@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -61,10 +60,10 @@ def auto_jobs(n_files: int) -> int:
 
 
 def can_fork() -> bool:
-    """True where worker processes can be forked."""
-    import multiprocessing  # here: it costs a few ms and one-worker runs never need it
+    """True where worker processes can be forked and limited."""
+    from shapelint.core import sandbox
 
-    return "fork" in multiprocessing.get_all_start_methods()
+    return sandbox.available()
 
 
 def _one(index: int) -> bytes | InternalError | None:
@@ -79,13 +78,6 @@ def _one(index: int) -> bytes | InternalError | None:
     return dumps(outcome) if isinstance(outcome, FileResult) else outcome
 
 
-def _worker_start() -> None:
-    """Pool initializer: ignore SIGINT (the parent ends the pool), then let signals in."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # A SIGINT that arrived while it was blocked is discarded once ignored.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
 def lint_parallel(
     items: Sequence[Item],
     jobs: int,
@@ -94,9 +86,18 @@ def lint_parallel(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[FileResult | InternalError]:
     """Lint ``items`` with ``lint_one`` on ``jobs`` forked workers; outcomes in the order of
-    ``items``, ``progress(done, total)`` called as they arrive."""
-    import multiprocessing
+    ``items``, ``progress(done, total)`` called as they arrive.
+
+    The workers are `shapelint.core.sandbox` workers: each file is linted under its CPU-time
+    budget and the memory limit, and a worker that dies on a file (a parser crash, memory,
+    time) makes that file one SL000 finding saying why; a fresh worker takes the next file.
+    """
     import pickle
+
+    from shapelint.core import sandbox
+    from shapelint.engine.isolation import died_message
+    from shapelint.engine.pipeline import unparsed
+    from shapelint.engine.results import InternalError
 
     global _ITEMS, _CACHE, _LINT
     for kind in sorted({source.kind for source, _ in items}):
@@ -105,21 +106,12 @@ def lint_parallel(
             if kind == "python":
                 importlib.import_module("libcst")
     _ITEMS, _CACHE, _LINT = items, cache, lint_one
-    # Fork with SIGINT blocked (workers and the pool's threads inherit the mask); a Ctrl-C
-    # meanwhile waits for the unblock below, inside ``with``, which then ends the pool.
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        ctx = multiprocessing.get_context("fork")
-        chunk = max(1, min(16, len(items) // (jobs * 8)))
-        with ctx.Pool(jobs, initializer=_worker_start) as pool:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-            returned = []
-            for got in pool.imap(_one, range(len(items)), chunksize=chunk):
-                returned.append(got)
-                if progress is not None:
-                    progress(len(returned), len(items))
+        calls = [
+            (_one, (i,), opts.budget.max_seconds_per_file) for i, (_, opts) in enumerate(items)
+        ]
+        returned = sandbox.run_pool(calls, jobs, progress=progress)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         _ITEMS, _CACHE, _LINT = (), None, None
     outcomes: list[FileResult | InternalError] = []
     for (source, options), got in zip(items, returned, strict=True):
@@ -127,6 +119,11 @@ def lint_parallel(
             outcomes.append(pickle.loads(got))
         elif got is None:
             outcomes.append(lint_one(source, options, cache))
+        elif isinstance(got, sandbox.Died):
+            message = died_message(source.kind, got, options.budget)
+            outcomes.append(unparsed(source, options, message))
+        elif isinstance(got, sandbox.Raised):
+            outcomes.append(InternalError(source.path, got.error))
         else:
             outcomes.append(got)
     return outcomes

@@ -18,7 +18,8 @@ document records. Parsers and rules never raise on bad input.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,13 +28,13 @@ from shapelint.core.limits import OverTime, cpu_limit
 from shapelint.core.model import Finding, ModelConfig, Target
 from shapelint.core.source import Document, LineIndex, Problem, file_disables, suppression_reason
 from shapelint.engine.discover import SourceFile
+from shapelint.engine.isolation import parse
 from shapelint.engine.options import LintOptions
 from shapelint.engine.presets import preset_configs
 from shapelint.engine.reading import read_failure, read_source
 from shapelint.engine.results import FileResult, Suppressed
 from shapelint.engine.selection import matches, selected, with_severity
-from shapelint.engine.target import fixed_target, resolve_target
-from shapelint.engine.tree import parse_in_tree
+from shapelint.engine.target import fixed_target, resolve_fields, resolve_target
 from shapelint.rules import REGISTRY, config_rules, rules_of
 
 if TYPE_CHECKING:
@@ -114,23 +115,37 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
             continue
         if engine_free and rule.needs_engines:
             continue
+        if config.unread_batch and rule.uses_micro_batch:
+            continue  # the micro-batch would be the built-in default, not the file's
         rules.append(rule)
         tuned = options.rule_options.get(rule.code)
-        found = (
-            module.check(config, primary)
-            if tuned is None
-            else cast(Any, module).check(config, primary, options=tuned)
-        )
-        for finding in found:
-            finding = with_severity(_with_estimates(finding, config, targets, options), options)
-            if (
-                finding.severity != "error"
-                and finding.estimates
-                and finding.max_slowdown < options.min_slowdown
-            ):
-                continue
-            out.append(finding)
+        with _stage(f"rule {rule.code}"):
+            found = (
+                module.check(config, primary)
+                if tuned is None
+                else cast(Any, module).check(config, primary, options=tuned)
+            )
+            for finding in found:
+                finding = with_severity(_with_estimates(finding, config, targets, options), options)
+                if (
+                    finding.severity != "error"
+                    and finding.estimates
+                    and finding.max_slowdown < options.min_slowdown
+                ):
+                    continue
+                out.append(finding)
     return _defer(out, rules)
+
+
+@contextmanager
+def _stage(where: str) -> Iterator[None]:
+    """Name the stage in an `OverTime` raised in the block, so that a rule that runs past the
+    budget is not reported as a file too complex to read (issue 26, failure 21)."""
+    try:
+        yield
+    except OverTime as exc:
+        exc.where = exc.where or where
+        raise
 
 
 def _defer(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
@@ -146,6 +161,15 @@ def _defer(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
         for f in findings
         if not any((code, f.span.start, f.span.end) in said for code in defers.get(f.code, ()))
     ]
+
+
+def batch_understood(config: ModelConfig, options: LintOptions) -> ModelConfig:
+    """``config`` without its batch keys no reader understood (`ModelConfig.unread_batch`)
+    when a flag or the settings choose the micro-batch: only the built-in default would be a
+    guess that the rules depending on it must not rest on."""
+    if not config.unread_batch or resolve_fields(config, options)["micro_batch"][1] == "default":
+        return config
+    return replace(config, unread_batch=())
 
 
 def lint_document(doc: Document, options: LintOptions) -> tuple[list[ModelConfig], list[Finding]]:
@@ -165,17 +189,20 @@ def lint_document_suppressed(
         return selected(code, options, doc.path)
 
     findings = [with_severity(f, options) for f in _problem_findings(doc) if chosen(f.code)]
-    configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
-    if doc.ok and not configs:
-        # a file that names its model's preset instead of stating it (engine.presets)
-        configs = preset_configs(doc, options.extra_keys)
+    with _stage("the dialects that read its configs"):
+        configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
+        if doc.ok and not configs:
+            # a file that names its model's preset instead of stating it (engine.presets)
+            configs = preset_configs(doc, options.extra_keys)
+        configs = [batch_understood(c, options) for c in configs]
     if doc.ok:
         for module in rules_of("document"):
             if chosen(module.RULE.code):
-                found = cast("DocumentRule", module).check_document(
-                    doc, configs, options.extra_keys
-                )
-                findings.extend(with_severity(f, options) for f in found)
+                with _stage(f"rule {module.RULE.code}"):
+                    found = cast("DocumentRule", module).check_document(
+                        doc, configs, options.extra_keys
+                    )
+                    findings.extend(with_severity(f, options) for f in found)
     seen: set[tuple[str, int, str]] = set()
     for config in configs:
         for f in check_config(config, options):
@@ -209,6 +236,12 @@ def unread_document(source: SourceFile, message: str) -> Document:
     return doc
 
 
+def not_read(source: SourceFile, options: LintOptions, message: str) -> FileResult:
+    """The result of a path that could not be read: its one SL000 finding is ``message``."""
+    doc = unread_document(source, message)
+    return _finish(source, doc, *lint_document_suppressed(doc, options), options, False)
+
+
 def lint_source(
     source: SourceFile,
     options: LintOptions,
@@ -230,8 +263,7 @@ def lint_source(
         try:
             data = read_source(source.path, options.budget)
         except OSError as exc:
-            doc = unread_document(source, read_failure(source.path, exc))
-            return _finish(source, doc, *lint_document_suppressed(doc, options), options, False)
+            return not_read(source, options, read_failure(source.path, exc))
     key = cache.key(source, data, options) if cache is not None else None
     if key is not None and cache is not None:
         hit = cache.get(key, source)
@@ -239,15 +271,29 @@ def lint_source(
             return hit
     try:
         with cpu_limit(options.budget.max_seconds_per_file):
-            doc = parse_in_tree(source.path, data, source.kind, options.budget)
+            doc = parse(source.path, data, source.kind, options.budget)
             result = _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
         if key is not None and cache is not None:
             cache.put(key, result)
         return result
     except OverTime as exc:
-        doc = unread_document(source, exc.message)
-        doc.text = data.decode("utf-8", errors="replace")  # for the skip triage
-    return _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
+        return unparsed(source, options, exc.message, data)
+
+
+def unparsed(
+    source: SourceFile, options: LintOptions, message: str, data: bytes | None = None
+) -> FileResult:
+    """The result of a file that was read (``data``, or read again here) but not parsed:
+    its one SL000 finding is ``message`` (over its time, or a worker that died on it). Never
+    cached: time depends on the machine."""
+    if data is None:
+        try:
+            data = read_source(source.path, options.budget)
+        except OSError:
+            data = b""
+    doc = unread_document(source, message)
+    doc.text = data.decode("utf-8", errors="replace")  # for the skip triage
+    return _finish(source, doc, *lint_document_suppressed(doc, options), options, True)
 
 
 def lint_parsed(source: SourceFile, doc: Document, options: LintOptions) -> FileResult:
@@ -294,5 +340,7 @@ __all__ = [
     "lint_document_suppressed",
     "lint_parsed",
     "lint_source",
+    "not_read",
+    "unparsed",
     "unread_document",
 ]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from shapelint.dialects.common import KeyAliases
 from shapelint.engine.discover import Skipped, SourceFile, discover
 from shapelint.engine.options import LintOptions
-from shapelint.engine.pipeline import READ_PROBLEM, lint_source
+from shapelint.engine.pipeline import READ_PROBLEM, lint_source, not_read
 from shapelint.engine.results import FileResult, InternalError, LintResult
 
 if TYPE_CHECKING:
@@ -86,10 +86,18 @@ def lint_paths(
         options = lambda _path: single  # noqa: E731
     result = LintResult()
     items: list[tuple[SourceFile, LintOptions]] = []
-    for source in discover(paths, exclude, result.skipped):
+    unreadable: list[Skipped] = []
+    for source in discover(paths, exclude, result.skipped, unreadable):
         file_options = options(source.path)
         if file_options is not None:
             items.append((source, file_options))
+    for directory in unreadable:  # never silent: its files were not linted
+        dir_options = options(directory.path)
+        if dir_options is not None:
+            message = f"cannot read directory: {directory.reason}; the files in it were not linted"
+            source = SourceFile(directory.path, "directory", explicit=True)
+            result.files.append(not_read(source, dir_options, message))
+    from shapelint.core import sandbox
     from shapelint.engine import parallel
 
     workers = parallel.auto_jobs(len(items)) if jobs is None else jobs
@@ -97,11 +105,12 @@ def lint_paths(
     if workers > 1 and parallel.can_fork():
         outcomes = parallel.lint_parallel(items, workers, cache, lint_one, progress)
     else:
-        outcomes = []
-        for source, file_options in items:
-            outcomes.append(lint_one(source, file_options, cache))
-            if progress is not None:
-                progress(len(outcomes), len(items))
+        with sandbox.session():  # one parsing worker for the run, forked when a file needs it
+            outcomes = []
+            for source, file_options in items:
+                outcomes.append(lint_one(source, file_options, cache))
+                if progress is not None:
+                    progress(len(outcomes), len(items))
     for (source, file_options), outcome in zip(items, outcomes, strict=True):
         if isinstance(outcome, InternalError):
             result.errors.append(outcome)

@@ -64,6 +64,11 @@ STEP = 64
 # How far from the written value a dim may move (a fraction), before the parameter budget
 # prunes further; at least this, or three times the parameter tolerance.
 MIN_WINDOW = 0.08
+# The most values one dim takes in a search, and the most shapes it visits: far more than any
+# real config needs (hidden 16384 at --tolerance 0.1 is 154 values), so that a dim of 2**63
+# (issue 26, failure 10) ends the search in seconds with an answer instead of never.
+MAX_VALUES = 1024
+MAX_VISITED = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -208,15 +213,36 @@ def _follows_hidden(value: Value | None) -> bool:
 
 
 def _near(center: int, window: float, step: int, lo: int = 1) -> list[int]:
-    """Multiples of ``step`` within ``center`` × (1 ± window), and ``center`` itself."""
-    start = max(lo, math.ceil(center * (1 - window) / step)) * step
-    out = set(range(start, int(center * (1 + window)) + 1, step))
-    out.add(center)
+    """Multiples of ``step`` within ``center`` × (1 ± window), and ``center`` itself; at most
+    the `MAX_VALUES` multiples nearest to ``center``."""
+    first = max(lo, math.ceil(center * (1 - window) / step))
+    last = int(center * (1 + window)) // step
+    return _around(center, first, last, step)
+
+
+def _around(
+    center: int, first: int, last: int, step: int, *, with_center: bool = True
+) -> list[int]:
+    """The multiples ``k·step`` for ``first ≤ k ≤ last`` (and ``center``), keeping the
+    `MAX_VALUES` nearest to ``center`` when there are more (a dim of 2**63 must not make a
+    list of 10**17 values)."""
+    if last - first + 1 > MAX_VALUES:
+        middle = center // step
+        first = max(first, middle - MAX_VALUES // 2)
+        last = min(last, first + MAX_VALUES - 1)
+    out = {k * step for k in range(first, last + 1)}
+    if with_center:
+        out.add(center)
     return sorted(x for x in out if x > 0)
 
 
 def _divisors(n: int) -> list[int]:
-    return [k for k in range(1, n + 1) if n % k == 0]
+    """The divisors of ``n``: trial division up to `MAX_VALUES`², with each cofactor."""
+    found: set[int] = set()
+    for k in range(1, min(math.isqrt(n), MAX_VALUES * MAX_VALUES) + 1):
+        if n % k == 0:
+            found.update((k, n // k))
+    return sorted(found)
 
 
 @dataclass
@@ -338,7 +364,7 @@ def build_space(
     layer_values = [layers]
     if "layers" not in keep and "layers" not in held:
         span = max(1, math.ceil(layers * window))
-        layer_values = list(range(max(1, layers - span), layers + span + 1))
+        layer_values = _around(layers, max(1, layers - span), layers + span, 1)
 
     b, t = target.micro_batch, target.tp
     parallel = [(b, t)]
@@ -387,6 +413,7 @@ def enumerate_shapes(
     lo, hi = budget * (1 - tolerance), budget * (1 + tolerance)
     mats = 3 if gated else 2
     ffn_cache: dict[int, int | None] = {}
+    visited = 0
     for b, t in space.parallel:
         for h in space.hidden:
             if h != o.hidden and (h % t or (h // t) % STEP):
@@ -403,6 +430,12 @@ def enumerate_shapes(
                 for g in space.kv_for(a, t):
                     for vocab, padded in space.vocabs:
                         for layers in space.layers:
+                            visited += 1
+                            if visited > MAX_VISITED:
+                                raise SuggestError(
+                                    f"more than {MAX_VISITED} shapes around this config; "
+                                    "narrow the search with --keep"
+                                )
                             base = Shape(h, a, g, d, 0, layers, vocab, b, t, padded)
                             if space.ffn_written:
                                 widths = _ffn_widths(base, o, space, lo, hi, mats, t)
@@ -430,8 +463,9 @@ def _ffn_widths(
     near_lo, near_hi = o.ffn * (1 - 2 * space.window), o.ffn * (1 + 2 * space.window)
     step = STEP * t
     out = [o.ffn] if f_lo <= o.ffn <= f_hi and o.ffn % t == 0 else []
-    first = math.ceil(max(f_lo, near_lo) / step) * step
-    out.extend(range(first, int(min(f_hi, near_hi)) + 1, step))
+    first = math.ceil(max(f_lo, near_lo) / step)
+    last = int(min(f_hi, near_hi)) // step
+    out.extend(_around(o.ffn, first, last, step, with_center=False))
     return sorted(set(out))
 
 

@@ -72,6 +72,15 @@ def _undecodable(path: str, data: bytes, kind: str, exc: UnicodeDecodeError) -> 
     return doc
 
 
+def not_read(path: str, data: bytes, kind: str, message: str) -> Document:
+    """A document of ``data`` (decoded leniently, for the skip triage) that no reader
+    finished: its one problem (SL000) is ``message`` at its start."""
+    text = data.decode("utf-8", errors="replace")
+    doc = Document(path=path, text=text, format=kind)
+    doc.problems.append(Problem("SL000", message, LineIndex(text).span(path, 0, 0)))
+    return doc
+
+
 def _parse_text(path: str, text: str, kind: str, files: OtherFiles | None) -> Document:
     if kind == "json":
         from shapelint.readers.json import parse_json

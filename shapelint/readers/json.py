@@ -60,6 +60,10 @@ class _Invalid(Exception):
 # no duplicate-key check inside it). Keeps a 20 MB file's read near json.load's time.
 _MAX_ENTRIES = 1_000
 _MAX_NODES = 100_000
+# The top-level object is the config: it is read entry by entry up to this many keys (a
+# config.json with 1,200 keys is still a config); a larger one (a tokenizer's vocab.json) is
+# read as bulk data, and the file is reported as not read as a config rather than passed.
+_MAX_ROOT_ENTRIES = 10_000
 
 
 class _Bulk(Exception):
@@ -156,7 +160,7 @@ class _Parser:
                 )
             seen[key] = key_span
             entries.append(Entry(key, key_span, node))
-            if len(entries) > _MAX_ENTRIES:
+            if len(entries) > (_MAX_ENTRIES if depth else _MAX_ROOT_ENTRIES):
                 raise _Bulk
             pos = self.skip(pos)
             ch = text[pos : pos + 1]
@@ -204,6 +208,12 @@ def parse_json(path: str, text: str) -> Document:
     doc.problems.extend(parser.problems)
     if isinstance(root, Mapping):
         doc.candidates.append(Candidate(name="", root=root))
+    elif isinstance(root, Scalar) and isinstance(root.value, dict):  # read as bulk data
+        message = (
+            f"too large to read as a config: {len(root.value)} keys at the top level "
+            f"(at most {_MAX_ROOT_ENTRIES} are read one by one)"
+        )
+        doc.problems.append(Problem("SL000", message, root.span))
     return doc
 
 

@@ -183,12 +183,12 @@ def _string_words(text: str, start: int, end: int) -> list[_Word]:
     while i < end:
         c = text[i]
         if c in "'\"":
-            after = min(_skip_quote(text, i), end)
+            after = min(_skip(text, i), end)
             close = after - 1 if after - 1 > i and text[after - 1] == c else after
             chars.extend((text[j], j, c == "'", False) for j in range(i + 1, close))
             i = after
         elif c == "$" and text[i + 1 : i + 2] in ("{", "("):
-            stop = min(_skip_expansion(text, i), end)
+            stop = min(_skip(text, i), end)
             chars.extend((text[j], j, False, True) for j in range(i, stop))
             i = stop
         else:
@@ -220,50 +220,63 @@ def _string_words(text: str, start: int, end: int) -> list[_Word]:
     return out
 
 
-# Expansions nested deeper than this are not followed (the rest of the file is one word):
-# hostile input must not exhaust the stack.
-MAX_NESTING = 64
+def _skip(text: str, i: int) -> int:
+    """The offset after the quoted string (``'…'``, ``"…"``) or expansion (``${…}``,
+    ``$(…)``, ``$((…))``) opening at ``i``.
 
+    Nesting is followed to any depth with a stack of open constructs, not recursion: a script
+    whose ``$(`` nests 70 deep before its ``torchrun`` line is read to that line (a depth cap
+    made the rest of such a file one word, and its configs silently unread). Expansions
+    inside ``"…"`` are skipped whole, so a quote inside ``${X:-"…"}`` does not close it.
+    """
+    n = len(text)
+    # The open constructs, innermost last: a quote character for a string, the opening
+    # bracket (``{`` or ``(``) for an expansion, with that bracket's open count beside it.
+    kinds: list[str] = []
+    counts: list[int] = []
 
-def _skip_quote(text: str, i: int, depth: int = 0) -> int:
-    """The offset after the quoted string opening at ``i`` (expansions inside ``"…"`` are
-    skipped whole, so a quote inside ``${X:-"…"}`` does not close it)."""
-    quote, n = text[i], len(text)
-    i += 1
-    while i < n and text[i] != quote:
-        if quote == '"' and text[i] == "\\":
-            i += 2
-        elif quote == '"' and text[i] == "$" and text[i + 1 : i + 2] in ("{", "("):
-            i = _skip_expansion(text, i, depth + 1)
-        else:
-            i += 1
-    return min(i + 1, n)
+    def open_at(j: int) -> int:
+        if text[j] in "'\"":
+            kinds.append(text[j])
+            counts.append(0)
+            return j + 1
+        kinds.append(text[j + 1])
+        counts.append(1)
+        return j + 2
 
+    def expansion_at(j: int) -> bool:
+        return text[j] == "$" and text[j + 1 : j + 2] in ("{", "(")
 
-def _skip_expansion(text: str, i: int, depth: int = 0) -> int:
-    """The offset after ``${…}``, ``$(…)`` or ``$((…))`` opening at ``i``, nesting counted."""
-    if depth > MAX_NESTING:
-        return len(text)
-    opener = text[i + 1]
-    closer = "}" if opener == "{" else ")"
-    count, j, n = 1, i + 2, len(text)
-    while j < n and count:
-        c = text[j]
-        if c in "'\"":
-            j = _skip_quote(text, j, depth + 1)
+    j = open_at(i)
+    while kinds and j < n:
+        kind, c = kinds[-1], text[j]
+        if kind in "'\"":  # inside a quoted string
+            if c == kind:
+                kinds.pop()
+                counts.pop()
+                j += 1
+            elif kind == '"' and c == "\\":
+                j += 2
+            elif kind == '"' and expansion_at(j):
+                j = open_at(j)
+            else:
+                j += 1
+            continue
+        if c in "'\"" or expansion_at(j):
+            j = open_at(j)
             continue
         if c == "\\":
             j += 2
             continue
-        if c == "$" and text[j + 1 : j + 2] in ("{", "("):
-            j = _skip_expansion(text, j, depth + 1)
-            continue
-        if c == opener:
-            count += 1
-        elif c == closer:
-            count -= 1
+        if c == kind:
+            counts[-1] += 1
+        elif c == ("}" if kind == "{" else ")"):
+            counts[-1] -= 1
+            if counts[-1] == 0:
+                kinds.pop()
+                counts.pop()
         j += 1
-    return j
+    return min(j, n)
 
 
 def _word(text: str, i: int) -> tuple[_Word, int]:
@@ -276,7 +289,7 @@ def _word(text: str, i: int) -> tuple[_Word, int]:
     while i < n and text[i] not in " \t\r\n" and text[i] not in _SEPARATORS:
         c = text[i]
         if c in "'\"":
-            end = _skip_quote(text, i)
+            end = _skip(text, i)
             close = end - 1 if end <= n and text[end - 1 : end] == c and end - 1 > i else end
             parts.append(text[i + 1 : close])
             inner = (i + 1, close) if inner is None else inner
@@ -286,7 +299,7 @@ def _word(text: str, i: int) -> tuple[_Word, int]:
             parts.append(text[i + 1])
             i += 2
         elif c == "$" and text[i + 1 : i + 2] in ("{", "("):
-            end = _skip_expansion(text, i)
+            end = _skip(text, i)
             parts.append(text[i:end])
             i = end
         else:

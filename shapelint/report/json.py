@@ -75,8 +75,9 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 def config_json(c: ModelConfig) -> dict[str, Any]:
     """One config: where it is, its dialect, every dim it states or implies, and which
-    reader (dialect or key family) supplied each dim."""
-    return {
+    reader (dialect or key family) supplied each dim; for dims the key lexicon read by the
+    words of their keys (source ``lexicon``), ``lexicon_keys`` names the key of each."""
+    out = {
         "path": shown_path(c.path),
         "name": c.name,
         "dialect": c.dialect,
@@ -85,6 +86,14 @@ def config_json(c: ModelConfig) -> dict[str, Any]:
             dim.value: c.sources.get(dim, c.dialect) for dim, v in c.dims.items() if v.known
         },
     }
+    lexicon = {
+        dim.value: v.key
+        for dim, v in c.dims.items()
+        if v.known and c.sources.get(dim, c.dialect) == "lexicon"
+    }
+    if lexicon:
+        out["lexicon_keys"] = lexicon
+    return out
 
 
 def report_dict(result: LintResult) -> dict[str, Any]:

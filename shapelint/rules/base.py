@@ -54,6 +54,9 @@ class Rule:
     rules whose finding at the same value says the same thing better: this rule's finding
     there is dropped. ``pads`` is the dim this rule's fix pads to the framework's multiple,
     where the fix is how a file pads it (``suggest`` pads a candidate's vocab that way).
+    ``uses_micro_batch`` says a finding depends on the micro-batch (tokens per GEMM, attention
+    blocks): the engine does not run the rule on the built-in micro-batch when the config
+    states a batch no reader understood (`ModelConfig.unread_batch`).
     Options a team may tune are the module's ``OPTIONS`` (`shapelint.rules.options`).
     """
 
@@ -66,6 +69,7 @@ class Rule:
     scope: Scope = "config"
     defers_to: tuple[str, ...] = ()
     pads: Dim | None = None
+    uses_micro_batch: bool = False
 
     @property
     def needs_engines(self) -> bool:

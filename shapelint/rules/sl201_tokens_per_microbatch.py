@@ -43,6 +43,7 @@ RULE = Rule(
     summary="tokens per micro-batch (b·s) not a multiple of 64",
     source="Anthony et al. 2024; NVIDIA matmul guide",
     family="batching",
+    uses_micro_batch=True,
 )
 
 MULTIPLE = 64

@@ -50,6 +50,7 @@ RULE = Rule(
     summary="micro-batch leaves the last wave of the step's GEMMs mostly idle (SM count)",
     source="NVIDIA matmul guide (wave quantization); Anthony et al. 2024",
     family="batching",
+    uses_micro_batch=True,
 )
 
 WAVE_THRESHOLD = 0.75  # time-weighted wave efficiency below which the rule reports

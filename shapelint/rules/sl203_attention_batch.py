@@ -48,6 +48,7 @@ RULE = Rule(
     summary="(b·a)/t not an integer, or attention's parallelism far below the SM count",
     source="Anthony et al. 2024; flash-attention launch grid; NVIDIA matmul guide",
     family="batching",
+    uses_micro_batch=True,
 )
 
 FILL_THRESHOLD = 0.75  # report below this fraction of the SMs

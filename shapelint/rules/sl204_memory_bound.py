@@ -49,6 +49,7 @@ RULE = Rule(
     summary="projection GEMMs memory-bound at this micro-batch (below the roofline ridge)",
     source="NVIDIA matmul guide (roofline); Anthony et al. 2024",
     family="batching",
+    uses_micro_batch=True,
 )
 
 MAX_MICRO_BATCH = 65536

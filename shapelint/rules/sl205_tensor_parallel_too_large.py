@@ -27,6 +27,7 @@ Source: Anthony et al. 2024, "The Case for Co-Designing Model Architectures with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -67,6 +68,23 @@ def _tflops(step: StepEstimate) -> float:
     return step.flops / step.total_s / 1e12 if step.total_s > 0 else 0.0
 
 
+# Trial division stops here (a t past a million is no real tensor-parallel size, but a flag
+# or a file may say 2**63: the search must still end in milliseconds).
+_MAX_TRIAL = 1 << 20
+
+
+def _common_divisors(t: int, heads: int) -> list[int]:
+    """The sizes below ``t`` that divide both ``t`` and ``heads`` (each a tensor-parallel
+    size the heads split over), largest first; trial division up to `_MAX_TRIAL`, with each
+    divisor's cofactor."""
+    g = math.gcd(t, heads)
+    found: set[int] = set()
+    for d in range(1, min(math.isqrt(g), _MAX_TRIAL) + 1):
+        if g % d == 0:
+            found.update((d, g // d))
+    return sorted((d for d in found if 1 < d < t), reverse=True)
+
+
 def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report a t whose per-GPU GEMM throughput is far below that of one GPU."""
     t = target.tp
@@ -84,9 +102,7 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
         return
     heads = config.int(Dim.HEADS) or 1
     keeps, kept = 1, 1.0
-    for smaller in range(t - 1, 1, -1):
-        if t % smaller or heads % smaller:
-            continue
+    for smaller in _common_divisors(t, heads):
         kept = _tflops(cached_step_time(config, replace(target, tp=smaller))) / single
         if kept >= EFFICIENCY_THRESHOLD:
             keeps = smaller

@@ -32,6 +32,7 @@ RULE = Rule(
     summary="Transformer Engine's FP8 Linear layers refuse per-GPU dims not multiples of 8 / 16",
     source="TransformerEngine 2.20.0.dev0: transformer_engine/pytorch/utils.py",
     family="engine",
+    uses_micro_batch=True,
 )
 
 VERIFIED = {

@@ -35,6 +35,7 @@ RULE = Rule(
     "whose tokens are not a multiple of 128",
     source="TransformerEngine 2.20.0.dev0: transformer_engine/pytorch/module/base.py",
     family="engine",
+    uses_micro_batch=True,
 )
 
 VERIFIED = {

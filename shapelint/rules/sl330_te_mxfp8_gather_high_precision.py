@@ -37,6 +37,7 @@ RULE = Rule(
     "tokens or hidden size are not multiples of 32",
     source="TransformerEngine 2.20.0.dev0: transformer_engine/pytorch/distributed.py",
     family="engine",
+    uses_micro_batch=True,
 )
 
 VERIFIED = {

@@ -119,12 +119,13 @@ def test_nanogpts_own_class_keeps_its_defaults() -> None:
 
 def test_a_model_call_moved_to_the_gpu_is_read() -> None:
     # records/track_3_optimization/train_gpt_simple.py:253 (modded-nanogpt): the GPT class
-    # takes model_dim, which no built-in dialect reads: noticed (SL009), not silent.
+    # takes model_dim, which no built-in dialect reads: the key lexicon reads it (the width;
+    # the vocabulary is larger), with the layers.
     text = "model = GPT(vocab_size=50304, num_layers=12, model_dim=768).cuda()\n"
     options = LintOptions(gpus=(lookup("h100"),), min_slowdown=0.0)
-    _, found = lint_document(parse_text(text, "python", "train_gpt_simple.py"), options)
-    (notice,) = [f for f in found if f.code == "SL009"]
-    assert "model_dim" in notice.message
+    (config,), _ = lint_document(parse_text(text, "python", "train_gpt_simple.py"), options)
+    assert (config.int(Dim.HIDDEN), config.int(Dim.LAYERS)) == (768, 12)
+    assert config.sources[Dim.HIDDEN] == "lexicon" and config.get(Dim.HIDDEN).key == "model_dim"
     # A known config inside the chain is read as it would be without it.
     hf = configs(
         "model = LlamaForCausalLM(LlamaConfig(hidden_size=2048, num_attention_heads=16,"

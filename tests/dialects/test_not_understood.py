@@ -19,15 +19,15 @@ from shapelint.hardware.gpus import lookup
 
 H100 = lookup("h100")
 
-# A lab's own layout: key names no built-in dialect reads as a width or an FFN.
+# A lab's own layout: a key the key lexicon cannot place (``hidden_dim``: the width or, in
+# Llama-style code, the FFN) and no heads that would confirm it as a width.
 OWN_LAYOUT = """\
 model:
   _target_: mylab.models.Transformer
   vocab_size: 128256
   num_layers: 32
-  num_heads: 32
   num_kv_heads: 8
-  model_dim: 4096
+  hidden_dim: 4096
   mlp_dim: 14336
 """
 
@@ -42,18 +42,23 @@ def test_names_the_keys_and_the_settings_line_that_maps_them() -> None:
     (f,) = sl009(OWN_LAYOUT)
     assert f.severity == "info"
     assert f.key == "model.vocab_size" and f.span.line == 3
-    assert "model.model_dim" in f.message and "model.mlp_dim" in f.message
+    assert "model.hidden_dim (ffn or hidden?)" in f.message and "model.mlp_dim" in f.message
     line = re.search(r"\[tool\.shapelint\.keys\] (.*)$", f.message)
     assert line is not None
     # The printed line, taken literally, makes the file understood.
     extra = {
         Dim(dim): (path,) for dim, path in re.findall(r'([a-z_]+) = \["([^"]+)"\]', line.group(1))
     }
-    assert extra[Dim.HIDDEN] == ("model.model_dim",)
+    # An ambiguous key is offered for the dim no other key states (mlp_dim is the FFN).
+    assert extra[Dim.HIDDEN] == ("model.hidden_dim",)
     assert sl009(OWN_LAYOUT, extra=extra) == []
     options = LintOptions(gpus=(H100,), extra_keys=extra)
     (config,) = lint_document(parse_text(OWN_LAYOUT, "yaml", "c.yaml"), options)[0]
-    assert (config.int(Dim.HIDDEN), config.int(Dim.HEADS), config.int(Dim.LAYERS)) == (4096, 32, 32)
+    assert (config.int(Dim.HIDDEN), config.int(Dim.FFN), config.int(Dim.LAYERS)) == (
+        4096,
+        14336,
+        32,
+    )
 
 
 def test_understood_or_shapeless_files_get_no_notice() -> None:
@@ -93,14 +98,14 @@ def test_user_mapped_keys_count() -> None:
 
 def test_a_key_map_that_matches_nothing_is_reported(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    (tmp_path / "m.yaml").write_text("net:\n  width: 1024\n  heads: 16\n  depth: 12\n")
+    (tmp_path / "m.yaml").write_text("net:\n  width: 1024\n  heads: 16\n  n_stacks: 12\n")
     (tmp_path / ".shapelint.toml").write_text(
-        '[keys]\nhidden = ["net.width"]\nheads = ["net.heads"]\nlayers = ["net.dpth"]\n'
+        '[keys]\nhidden = ["net.width"]\nheads = ["net.heads"]\nlayers = ["net.n_stack"]\n'
     )
     out, err = io.StringIO(), io.StringIO()
     main([str(tmp_path / "m.yaml"), "--format", "json"], out, err)
     assert err.getvalue() == (
-        'shapelint: warning: key map layers = ["net.dpth"] matched no key in any file\n'
+        'shapelint: warning: key map layers = ["net.n_stack"] matched no key in any file\n'
     )
     (config,) = json.loads(out.getvalue())["configs"]
     assert config["dims"]["hidden"] == 1024 and "layers" not in config["dims"]

@@ -37,6 +37,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from shapelint.core import sandbox
 from shapelint.core.limits import check_python
 from shapelint.core.source import Entry, decode
 from shapelint.readers import hooks
@@ -278,6 +279,8 @@ class ModuleResolver:
         return found
 
     def _read(self, path: str) -> dict[str, Binding] | None:
+        if sandbox.refused(path):
+            return None  # the parser died on it while this file was read: an open base
         try:
             if os.path.getsize(path) > MAX_BYTES:
                 return None
@@ -285,7 +288,9 @@ class ModuleResolver:
                 text = decode(handle.read())[0]
             if check_python(text) is not None:
                 return None  # over the size/nesting budget: libcst may hang or crash on it
-            return self.parse(path, text, self)
+            # Noted, so that a worker that dies in here costs this base, not the file.
+            with sandbox.reading(path):
+                return self.parse(path, text, self)
         except (OSError, UnicodeDecodeError, RecursionError, MemoryError):
             return None
         except Exception:  # libcst's ParserSyntaxError and CSTValidationError: not readable
