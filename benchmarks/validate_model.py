@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from shapelint.hardware.gpus import lookup
+from shapelint.engine.gpu_file import lookup
 from shapelint.perf.estimate import op_time
 from shapelint.perf.workload import Gemm, flash_head_dim
 

@@ -200,7 +200,7 @@ def test_interrupted_write_leaves_original_and_no_temp(
     path = tmp_path / "a.json"
     path.write_text(GPT2)
 
-    def fail(src: object, dst: object) -> None:
+    def fail(src: object, dst: object, **dir_fds: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(writer.os, "replace", fail)
@@ -218,7 +218,7 @@ def test_interrupt_between_write_and_rename_cleans_up(
     path = tmp_path / "a.json"
     path.write_text(GPT2)
 
-    def interrupt(src: object, dst: object) -> None:
+    def interrupt(src: object, dst: object, **dir_fds: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(writer.os, "replace", interrupt)

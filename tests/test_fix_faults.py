@@ -12,7 +12,6 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -43,23 +42,7 @@ def test_disk_full_leaves_the_original(
     if where == "fsync":
         monkeypatch.setattr(writer.os, "fsync", no_space)
     else:
-        real_fdopen = os.fdopen
-
-        class Full(io.RawIOBase):
-            def writable(self) -> bool:
-                return True
-
-            def write(self, data: object) -> int:
-                no_space()
-                return 0
-
-        def fdopen(fd: int, *args: object, **kwargs: object) -> object:
-            if args and args[0] == "wb":
-                os.close(fd)
-                return io.BufferedWriter(Full())
-            return real_fdopen(fd, *args, **kwargs)  # type: ignore[call-overload]
-
-        monkeypatch.setattr(writer.os, "fdopen", fdopen)
+        monkeypatch.setattr(writer, "_write_all", no_space)
     code, out, err = run("--fix", str(path))
     assert code == 1
     assert path.read_text() == GPT2
@@ -72,10 +55,14 @@ def test_read_only_directory_is_reported(tmp_path: Path, monkeypatch: pytest.Mon
     path = tmp_path / "config.json"
     path.write_text(GPT2)
 
-    def denied(*args: object, **kwargs: object) -> None:
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    real_open = os.open
 
-    monkeypatch.setattr(tempfile, "mkstemp", denied)
+    def denied(name: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT:  # a new file in the directory: refused, as in a read-only one
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+        return real_open(name, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer.os, "open", denied)
     code, out, err = run("--fix", str(path))
     assert code == 1 and path.read_text() == GPT2
     assert f"not written: cannot create a temporary file in {tmp_path}: Permission denied" in err
@@ -170,15 +157,15 @@ def test_fifo_swapped_in_after_the_temporary_file_is_written(
 ) -> None:
     path = tmp_path / "config.json"
     path.write_text(GPT2)
-    real_chmod = os.chmod
+    real_chmod = os.fchmod
 
-    def chmod_then_swap(target: str, mode: int) -> None:
-        real_chmod(target, mode)
+    def chmod_then_swap(fd: int, mode: int) -> None:
+        real_chmod(fd, mode)
         path.unlink()
         os.mkfifo(path)
 
-    monkeypatch.setattr(writer.os, "chmod", chmod_then_swap)
-    code, _, err = run("--fix", str(path))
+    monkeypatch.setattr(writer.os, "fchmod", chmod_then_swap)
+    code, _, err = run("--fix", "--no-cache", str(path))  # the cache's writes use fchmod too
     assert code == 1
     assert "not written: cannot read file again: it is no longer a regular file" in err
     assert sorted(os.listdir(tmp_path)) == ["config.json"]

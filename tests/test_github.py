@@ -140,7 +140,7 @@ def test_ten_per_level_costliest_first_and_step_summary(
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
     code, out, _ = run(str(tmp_path), "--format", "github", "--statistics", "--min-slowdown", "0")
     assert code == 1
-    commands = [parse_command(ln) for ln in out.splitlines() if ln.startswith("::")]
+    commands = [parse_command(ln) for ln in out.splitlines() if COMMAND.match(ln)]
     levels = [c[0] for c in commands]
     assert levels == ["error"] * len(errors) + ["warning"] * 10
     shown = [(c[1]["file"], int(c[1]["line"])) for c in commands if c[0] == "warning"]

@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from shapelint.cli.main import main
+from shapelint.engine.gpu_file import load_table
 from shapelint.hardware.arch import FAMILY_FIELDS, family_of
-from shapelint.hardware.gpus import GPUTableError, builtin_data, load_table
+from shapelint.hardware.gpus import GPUTableError, builtin_data
 
 NAME = "LAB-GPU"
 

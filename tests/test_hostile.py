@@ -196,10 +196,10 @@ def test_permission_denied_is_a_finding(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "b.json").write_text(GPT2)
     real_open = os.open
 
-    def deny(path: str, flags: int, *args: int) -> int:
+    def deny(path: str, flags: int, *args: int, **kwargs: int) -> int:
         if str(path).endswith("a.json"):
             raise PermissionError(13, "Permission denied", path)
-        return real_open(path, flags, *args)
+        return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(reading.os, "open", deny)
     code, out, err = run(".", cwd=tmp_path)

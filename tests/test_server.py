@@ -69,10 +69,16 @@ class Client:
         self.proc.stdin.flush()
         return ident
 
-    def wait(self, match: Any) -> dict[str, Any]:
+    def raw(self, data: bytes) -> None:
+        """Bytes as they are, framed or not."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def wait(self, match: Any, timeout: float = TIMEOUT) -> dict[str, Any]:
         while True:
             try:
-                message = self.messages.get(timeout=TIMEOUT)
+                message = self.messages.get(timeout=timeout)
             except queue.Empty:
                 assert self.proc.stderr is not None
                 raise AssertionError("no answer from the server") from None
@@ -85,11 +91,12 @@ class Client:
         assert "error" not in reply, reply
         return reply["result"]
 
-    def diagnostics(self, uri: str) -> list[dict[str, Any]]:
+    def diagnostics(self, uri: str, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
         message = self.wait(
             lambda m: (
                 m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
-            )
+            ),
+            timeout,
         )
         diags: list[dict[str, Any]] = message["params"]["diagnostics"]
         return diags
@@ -199,3 +206,67 @@ def test_astral_column_conversion() -> None:
 
     assert utf16_column("🚀x: 1", 3) == 3  # the rocket is two UTF-16 code units
     assert utf16_column("größe: 1", 8) == 7
+
+
+# -- issue 26: what the client sends is bounded ----------------------------------------------
+
+
+def frame(body: bytes, length: int | None = None) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length) + body
+
+
+def did_open(path: Path, text: str) -> bytes:
+    params = {"textDocument": {"uri": path.as_uri(), "languageId": "json", "version": 1}}
+    params["textDocument"]["text"] = text  # type: ignore[index]
+    message = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": params}
+    return json.dumps(message).encode()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        frame(b"{}", 10**15),  # failure 11: MemoryError
+        frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}', 4000),  # desync
+        frame(b"{}", int("9" * 400)),
+        b"not a message\r\n\r\n",
+    ],
+    ids=["content-length-1e15", "content-length-past-the-body", "400-digits", "garbage"],
+)
+def test_a_bad_content_length_neither_ends_nor_desynchronises_the_server(
+    client: Client, tmp_path: Path, bad: bytes
+) -> None:
+    """Issue 26, failure 11: ``Content-Length: 1000000000000000`` ended the server with
+    MemoryError; a Content-Length larger than the body desynchronised it for good."""
+    client.raw(bad)
+    uri = (tmp_path / "config.json").as_uri()
+    client.raw(frame(did_open(tmp_path / "config.json", GPT2)))
+    (diag,) = client.diagnostics(uri, timeout=20)
+    assert diag["code"] == "SL101"
+    # And the next message too: the stream stays in step.
+    second = tmp_path / "second.json"
+    client.raw(frame(did_open(second, GPT2)))
+    assert [d["code"] for d in client.diagnostics(second.as_uri(), timeout=20)] == ["SL101"]
+    assert client.close() == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_code_action_for_an_unopened_fifo_uri_does_not_block(
+    client: Client, tmp_path: Path
+) -> None:
+    """Issue 26, failure 8: an LSP code action for an unopened FIFO URI blocked the server
+    (pygls read the never-opened document from disk)."""
+    os.mkfifo(tmp_path / "pipe.json")
+    ident = client.send(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": (tmp_path / "pipe.json").as_uri()},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+            "context": {"diagnostics": []},
+        },
+        request=True,
+    )
+    reply = client.wait(lambda m: m.get("id") == ident and "method" not in m, timeout=20)
+    assert reply.get("result") in ([], None), reply
+    uri = open_doc(client, tmp_path / "config.json", GPT2, "json")
+    assert [d["code"] for d in client.diagnostics(uri, timeout=20)] == ["SL101"]
+    assert client.close() == 0

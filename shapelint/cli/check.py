@@ -3,13 +3,13 @@ baseline, report, and choose the exit code."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from shapelint.cli.common import BUG_URL, UsageError, _gpus, _targets, write_gpu_notes
 from shapelint.cli.flags import codes_arg
+from shapelint.core.text import clean, shown_path
 
 if TYPE_CHECKING:  # the runner imports every rule: imported where a check runs
     import argparse
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the runner imports every rule: imported where a check runs
 
 def add_parser(sub: Any) -> None:
     """Register ``check`` on the subparsers ``sub``."""
+    from shapelint.cli.argtypes import finite_float
     from shapelint.cli.argtypes import positive_int as _positive
     from shapelint.cli.flags import add_output_flags, add_target_flags
     from shapelint.report import FORMATS
@@ -46,7 +47,7 @@ def add_parser(sub: Any) -> None:
     )
     check.add_argument(
         "--min-slowdown",
-        type=float,
+        type=finite_float,
         metavar="PCT",
         help="hide warnings estimated below PCT%% (default 1)",
     )
@@ -182,7 +183,8 @@ class FileOptions:
 
 def lint_check(args: argparse.Namespace, file_options: FileOptions, err: TextIO) -> LintResult:
     """Lint ``args.paths``, each file under its own settings; a progress line on ``err`` when
-    it is a terminal and the run is long (`shapelint.cli.progress`)."""
+    it is a terminal and the run is long (`shapelint.cli.progress`); with ``-v``, a cache that
+    cannot be used is noted on ``err``."""
     from shapelint.cli.progress import ProgressLine, files_text
     from shapelint.engine.runner import lint_paths
 
@@ -191,6 +193,8 @@ def lint_check(args: argparse.Namespace, file_options: FileOptions, err: TextIO)
         from shapelint.engine.cache import LintCache
 
         cache = LintCache.default()
+        if cache.disabled and args.verbose:
+            err.write(f"info: cache not used: {shown_path(cache.disabled)}\n")
     jobs = args.jobs
     if jobs is None and (args.fix or args.unsafe_fixes or args.diff):
         jobs = 1  # the fixer reuses this process's parsed documents; workers' would be re-parsed
@@ -213,28 +217,19 @@ def emit_report(
         reporter(result, out, ctx)
         return
     import io
-    import tempfile
+
+    from shapelint.engine.writer import WriteRefused, write_output
 
     buf = io.StringIO()
     reporter(result, buf, ctx)
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".shapelint-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(buf.getvalue())
-                fh.flush()
-                os.fsync(fh.fileno())
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_output(path, buf.getvalue().encode("utf-8"))
+    except WriteRefused as exc:
+        raise UsageError(f"cannot write output file {shown_path(path)}: {exc}") from None
     except OSError as exc:
-        raise UsageError(f"cannot write output file {path}: {exc.strerror}") from None
+        raise UsageError(
+            f"cannot write output file {shown_path(path)}: {exc.strerror or exc}"
+        ) from None
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -274,7 +269,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f'shapelint: warning: key map {dim} = ["{name}"] matched no key in any file\n')
     for e in result.errors:
         err.write(
-            f"shapelint: internal error while linting {e.path}: {e.error} "
+            f"shapelint: internal error while linting {shown_path(e.path)}: {e.error} "
             f"(please report this at {BUG_URL})\n"
         )
     if result.errors:
@@ -296,12 +291,18 @@ def _check_code_flags(args: argparse.Namespace) -> None:
 def write_baseline(result: LintResult, path: str, err: TextIO) -> int:
     """``--write-baseline FILE``: record the findings; 0, or 2 when it cannot be written."""
     from shapelint.engine.baseline import write
+    from shapelint.engine.writer import WriteRefused
 
     try:
         n = write(result.findings, path)
+    except WriteRefused as exc:
+        raise UsageError(f"cannot write baseline file {shown_path(path)}: {exc}") from None
     except OSError as exc:
-        raise UsageError(f"cannot write baseline file {path}: {exc.strerror}") from None
-    err.write(f"shapelint: recorded {n} {'finding' if n == 1 else 'findings'} in {path}\n")
+        raise UsageError(
+            f"cannot write baseline file {shown_path(path)}: {exc.strerror or exc}"
+        ) from None
+    noun = "finding" if n == 1 else "findings"
+    err.write(f"shapelint: recorded {n} {noun} in {shown_path(path)}\n")
     return 2 if result.errors else 0
 
 
@@ -345,7 +346,7 @@ def run_diff(
     if run.fixed:
         err.write(f"Would fix {run.fixed} {'problem' if run.fixed == 1 else 'problems'}.\n")
     for e in result.errors:
-        err.write(f"shapelint: internal error while linting {e.path}: {e.error}\n")
+        err.write(f"shapelint: internal error while linting {shown_path(e.path)}: {e.error}\n")
     if result.errors:
         return 2
     return 1 if run.changed and not args.exit_zero else 0
@@ -353,10 +354,10 @@ def run_diff(
 
 def _report_empty(result: LintResult, err: TextIO) -> None:
     for skipped in result.skipped:
-        err.write(f"info: {skipped.path}: skipped: {skipped.reason}\n")
+        err.write(f"info: {shown_path(skipped.path)}: skipped: {clean(skipped.reason)}\n")
     for r in result.files:
         if r.source.explicit and not r.configs and r.doc.ok:
-            err.write(f"info: {r.source.path}: no model config found\n")
+            err.write(f"info: {shown_path(r.source.path)}: no model config found\n")
 
 
 def exit_code(

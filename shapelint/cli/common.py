@@ -21,15 +21,14 @@ class UsageError(Exception):
 
 
 def _gpus(names: Sequence[str] | None, gpu_file: str | None) -> tuple[GPU, ...]:
-    from shapelint.hardware.gpus import GPUTableError, UnknownGPUError, load_table
+    from shapelint.engine.gpu_file import load_table
+    from shapelint.hardware.gpus import GPUTableError, UnknownGPUError
 
     try:
         table = load_table(gpu_file)
         return tuple(table.lookup(n) for n in (names or [DEFAULT_GPU]))
     except (UnknownGPUError, GPUTableError) as exc:
         raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read GPU file {gpu_file}: {exc.strerror}") from None
 
 
 def write_gpu_notes(gpus: Iterable[GPU], err: TextIO) -> None:

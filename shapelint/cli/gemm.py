@@ -61,15 +61,23 @@ def render(data: dict[str, Any]) -> str:
 
 def report(args: argparse.Namespace, gpu: GPU, dtype: str, out: TextIO) -> int:
     """Print the prediction for the GEMM in ``args``; ValueError on a bad dimension."""
+    from shapelint.core.limits import MAX_DIM
+    from shapelint.core.text import one_line
+
     dims = []
     for name in ("m", "n", "k", "batch"):
         text = getattr(args, name)
+        given = one_line(repr(text), 60)
         try:
             value = int(text)
-        except ValueError:
-            raise ValueError(f"{name.upper()} must be a positive integer, got {text!r}") from None
+        except ValueError:  # not a number, or more digits than Python converts
+            raise ValueError(f"{name.upper()} must be a positive integer, got {given}") from None
         if value <= 0:
-            raise ValueError(f"{name.upper()} must be a positive integer, got {text!r}")
+            raise ValueError(f"{name.upper()} must be a positive integer, got {given}")
+        if value > MAX_DIM:
+            raise ValueError(
+                f"{name.upper()} must be a positive integer of at most 2³¹ ({MAX_DIM}), got {given}"
+            )
         dims.append(value)
     m, n, k, batch = dims
     data = describe(m, n, k, batch, args.layout, gpu, dtype)

@@ -19,7 +19,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint gpus``: the GPU table."""
     gpu_file = args.gpu_file
-    from shapelint.hardware.gpus import GPUTableError, load_table
+    from shapelint.engine.gpu_file import load_table
+    from shapelint.hardware.gpus import GPUTableError
 
     try:
         table = load_table(gpu_file)

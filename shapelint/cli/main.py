@@ -91,10 +91,16 @@ def main(
         # As the console script, Ctrl-C exited at once while importing (``_interrupt``);
         # from here on it is a KeyboardInterrupt, caught around the whole command.
         _interrupt.restore()
-        code = _main(argv, out, err)
-    except KeyboardInterrupt:
-        (err or sys.stderr).write("shapelint: interrupted\n")
-        code = 130
+        if argv is None:
+            # The last net under every report's own escaping: text that is not valid UTF-8
+            # is written escaped, never an UnicodeEncodeError that loses the report.
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(AttributeError, ValueError):
+                    stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        with _interrupt.terminate_as_interrupt():
+            code = _main(argv, out, err)
+    except KeyboardInterrupt as exc:
+        code = _interrupted(exc, err or sys.stderr)
     if argv is None:
         # The console script, its report written: flush it, then ignore Ctrl-C on the way out.
         # A Python-level handler cannot cover the whole way: interpreter finalization puts
@@ -115,6 +121,15 @@ def main(
         with contextlib.suppress(ValueError):  # not the main thread
             signal.signal(signal.SIGINT, signal.SIG_IGN)
     return code
+
+
+def _interrupted(exc: KeyboardInterrupt, err: TextIO) -> int:
+    """One line for Ctrl-C (130), SIGTERM or SIGHUP (128 + the signal); the exit code."""
+    if isinstance(exc, _interrupt.Terminated):
+        err.write(exc.message + "\n")
+        return exc.exit_code
+    err.write("shapelint: interrupted\n")
+    return 130
 
 
 def _close(word: str, choices: Sequence[str]) -> str | None:
@@ -191,9 +206,8 @@ def _main(argv: Sequence[str] | None, out: TextIO | None, err: TextIO | None) ->
     except UsageError as exc:
         err.write(f"shapelint: error: {exc}\n")
         return 2
-    except KeyboardInterrupt:
-        err.write("shapelint: interrupted\n")
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc, err)
     except BrokenPipeError:  # `shapelint … | head`: the reader left; stop quietly
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -10,6 +10,8 @@ suppressions, baseline); nothing is written to disk.
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -119,6 +121,126 @@ def _path(uri: str) -> str:
     return to_fs_path(uri) or uri
 
 
+def _opened(ls: Any, uri: str) -> Any:
+    """The document the client opened at ``uri``, or None. pygls' ``get_text_document``
+    reads a document that was never opened from disk, which blocks on a FIFO and has no size
+    limit: the server lints only the text the client sent."""
+    from urllib.parse import unquote
+
+    return ls.workspace.text_documents.get(unquote(uri))
+
+
+# The largest message the server reads (a document's full text travels in one): a larger one
+# is skipped, never allocated.
+MAX_MESSAGE_BYTES = 64 * 2**20
+# A header a message starts with; raw CR LF never occurs inside a JSON body (JSON escapes it
+# in strings and has no bare words), so finding one inside a body means the body was shorter
+# than its Content-Length said: the stream is resynchronised at the header.
+_HEADER = re.compile(rb"Content-Length: *([0-9]+)\r\n", re.IGNORECASE)
+_CHUNK = 65536
+
+
+class FramedInput:
+    """The server's standard input, message by message, as pygls reads it (``readline`` for
+    headers, ``read`` for a body), with every message checked before pygls sees it: a body
+    larger than `MAX_MESSAGE_BYTES` is skipped as it streams past (never allocated), a body
+    shorter than its ``Content-Length`` is dropped at the next header, and garbage between
+    messages is skipped; each is one line on standard error. pygls trusts the header: a
+    ``Content-Length`` of 10**15 ended the server with MemoryError, and one larger than the
+    body desynchronised it for good."""
+
+    def __init__(self, stream: Any, log: TextIO, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self._stream = stream
+        self._log = log
+        self._limit = limit
+        self._buffer = bytearray()  # read from the stream, not yet framed
+        self._frame = bytearray()  # one checked message, as pygls will read it
+        self._eof = False
+
+    def _fill(self) -> bool:
+        """Read what the stream has (at least one byte); False at the end of the stream."""
+        if self._eof:
+            return False
+        read = getattr(self._stream, "read1", self._stream.read)
+        chunk = read(_CHUNK)
+        if not chunk:
+            self._eof = True
+            return False
+        self._buffer += chunk
+        return True
+
+    def _say(self, text: str) -> None:
+        self._log.write(f"shapelint server: {text}\n")
+        self._log.flush()
+
+    def _next(self) -> bytes | None:
+        """The next well-formed message body, or None at the end of the stream."""
+        while True:
+            header = _HEADER.search(self._buffer)
+            while header is None or self._buffer.find(b"\r\n\r\n", header.start()) < 0:
+                if header is None and len(self._buffer) > _CHUNK:
+                    del self._buffer[: len(self._buffer) - 64]  # garbage: keep a tail
+                if not self._fill():
+                    return None
+                header = _HEADER.search(self._buffer)
+            if header.start() > 0 and self._buffer[: header.start()].strip():
+                self._say(f"skipped {header.start()} bytes that were not a message")
+            digits = header.group(1)
+            # A length past 20 digits is never read whole: any such body is too large.
+            length = int(digits) if len(digits) <= 20 else 10**21
+            shown = f"{length} bytes" if len(digits) <= 20 else f"{len(digits)} digits"
+            del self._buffer[: self._buffer.find(b"\r\n\r\n", header.start()) + 4]
+            body = self._body(length, shown)
+            if body is not None:
+                return body
+
+    def _body(self, length: int, shown: str) -> bytes | None:
+        """The body of ``length`` bytes at the start of the buffer; None when it was skipped
+        (too large, or cut short by the next header: the buffer then starts at that header)."""
+        kept = length <= self._limit
+        seen = 0  # bytes of a skipped body already dropped
+        searched = 0
+        while True:
+            end = min(len(self._buffer), length - seen)
+            cut = _HEADER.search(self._buffer, max(0, searched - 40))
+            if cut is not None and cut.start() < end:
+                del self._buffer[: cut.start()]
+                self._say(f"a message ended before its Content-Length ({shown}): dropped")
+                return None
+            if end == length - seen:
+                body = bytes(self._buffer[:end])
+                del self._buffer[:end]
+                if kept:
+                    return body
+                self._say(f"a message of {shown} (more than {self._limit} bytes): skipped")
+                return None
+            if not kept and len(self._buffer) > _CHUNK:
+                drop = len(self._buffer) - 64
+                del self._buffer[:drop]
+                seen += drop
+            searched = len(self._buffer)
+            if not self._fill():
+                return None
+
+    def readline(self) -> bytes:
+        """One header line of the next checked message (b"" at the end of the stream)."""
+        if not self._frame:
+            body = self._next()
+            if body is None:
+                return b""
+            self._frame = bytearray(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        end = self._frame.find(b"\n") + 1 or len(self._frame)
+        line = bytes(self._frame[:end])
+        del self._frame[:end]
+        return line
+
+    def read(self, n: int) -> bytes:
+        """``n`` bytes of the current message's body."""
+        out = bytes(self._frame[:n])
+        del self._frame[:n]
+        return out
+
+
 def build_server(options_for: Callable[[str], LintOptions | None]) -> Any:
     """The pygls server; ``options_for(path)`` gives a file's options (None: excluded)."""
     try:
@@ -135,7 +257,9 @@ def build_server(options_for: Callable[[str], LintOptions | None]) -> Any:
     latest: dict[str, list[Finding]] = {}
 
     def refresh(ls: LanguageServer, uri: str) -> None:
-        document = ls.workspace.get_text_document(uri)
+        document = _opened(ls, uri)
+        if document is None:  # never opened: its text is the client's, not read from disk
+            return
         path = _path(uri)
         try:
             options = options_for(path)
@@ -177,7 +301,9 @@ def build_server(options_for: Callable[[str], LintOptions | None]) -> Any:
     )
     def code_action(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        document = ls.workspace.get_text_document(uri)
+        document = _opened(ls, uri)
+        if document is None:  # a FIFO or /dev/zero named by a URI is never opened here
+            return []
         wanted = params.range
         hits = [
             f
@@ -193,7 +319,7 @@ def serve(options_for: Callable[[str], LintOptions | None]) -> int:
     """Run the server on stdin/stdout until the client exits it."""
     server = build_server(options_for)
     os.environ.setdefault("NO_COLOR", "1")
-    server.start_io()
+    server.start_io(stdin=FramedInput(sys.stdin.buffer, sys.stderr))
     return 0
 
 
@@ -221,6 +347,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 __all__ = [
+    "FramedInput",
     "MissingExtraError",
     "add_parser",
     "build_server",

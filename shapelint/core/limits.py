@@ -29,6 +29,7 @@ CPU time, not wall time, so a busy machine does not make a file "too complex".
 from __future__ import annotations
 
 import io
+import math
 import signal
 import threading
 import tokenize
@@ -40,6 +41,17 @@ from types import FrameType
 # Python's own parser limits (CPython's tokenizer: MAXLEVEL and MAXINDENT).
 MAX_NESTING = 200
 MAX_INDENT = 100
+# Nesting of YAML, settings, baselines and GPU files beyond which a file is reported as too
+# deep (PyYAML, tomllib and jsonschema recurse), and the nodes YAML aliases may expand to
+# before a file is reported instead of expanded ("billion laughs"). Configs, settings, GPU
+# files and baselines share them.
+MAX_DEPTH = 200
+MAX_ALIAS_NODES = 100_000
+# The largest dimension, count or size shapelint computes with (2³¹: 2,147,483,648, past
+# any model dim, sequence, batch or parallel size, and small enough that every product the
+# performance model forms stays a finite float). A config value beyond it is SL002; a flag or
+# setting beyond it is a usage error naming it.
+MAX_DIM = 2**31
 
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
@@ -66,6 +78,54 @@ class Budget:
 
 
 DEFAULT = Budget()
+
+
+def too_deep(data: object, limit: int = MAX_DEPTH) -> str | None:
+    """Why ``data`` (parsed JSON, TOML or YAML: dicts, lists, scalars) is nested too deeply
+    to be checked, or None. Iterative, so any depth is measured without recursing."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return f"nested more than {limit} levels deep"
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return None
+
+
+def beyond_max_dim(value: object) -> str | None:
+    """How a whole number beyond `MAX_DIM` is shown in a message (``1e+308``,
+    ``9223372036854775808``, ``a number of about 400 digits``), or None when ``value`` is not
+    one (a bool, a fraction, a number within the bound)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return repr(value) if abs(value) > MAX_DIM else None
+    if isinstance(value, int) and abs(value) > MAX_DIM:
+        if value.bit_length() <= 100:  # up to 31 digits: shown whole
+            return str(value)
+        # str() of a number past 4,300 digits raises: the size comes from its bits.
+        return f"a number of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    return None
+
+
+def non_finite(data: object) -> tuple[tuple[object, ...], float] | None:
+    """The key path and value of the first NaN or infinite number in ``data`` (parsed JSON,
+    TOML or YAML), or None. A JSON schema cannot refuse NaN (every comparison with it is
+    false, so ``minimum`` and ``maximum`` pass it): settings and GPU files are checked with
+    this before their schema."""
+    stack: list[tuple[object, tuple[object, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return path, value
+        if isinstance(value, dict):
+            stack.extend((v, (*path, k)) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
+    return None
 
 
 @dataclass(frozen=True)

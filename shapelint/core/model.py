@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from shapelint.core.limits import MAX_DIM
 from shapelint.core.source import Span
 
 # Re-exported for the transition: `Target` lives in shapelint.core.target.
@@ -214,14 +215,16 @@ class Value:
 
     @property
     def as_int(self) -> int | None:
-        """The value as an int when it is a known integer (bools are not), else None."""
+        """The value as an int when it is a known integer (bools are not) of at most
+        `MAX_DIM` in size, else None: a larger one never reaches a formula, the performance
+        model or a message (SL002 reports it)."""
         v = self.value
         if not self.known or isinstance(v, bool):
             return None
-        if isinstance(v, int):
-            return v
         if isinstance(v, float) and v.is_integer():
-            return int(v)
+            v = int(v)
+        if isinstance(v, int) and -MAX_DIM <= v <= MAX_DIM:
+            return v
         return None
 
 

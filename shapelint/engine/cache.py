@@ -23,6 +23,7 @@ import dataclasses
 import enum
 import os
 import pickle
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
@@ -40,6 +41,8 @@ CACHE_DIR = ".shapelint_cache"
 CACHE_ENV = "SHAPELINT_CACHE_DIR"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _GITIGNORE = "# Created by shapelint automatically.\n*\n"
+# An entry larger than this is neither written nor read (a planted one is never loaded whole).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# shapelint's lint cache (CACHEDIR.TAG)\n"
 
 
@@ -118,6 +121,8 @@ def user_secret() -> bytes | None:
     """This user's cache key, created on first use; None when it cannot be had (no cache)."""
     if _SECRET:
         return _SECRET[0]
+    from shapelint.engine.reading import read_snapshot
+
     path = secret_path()
     found: bytes | None = None
     try:
@@ -125,14 +130,12 @@ def user_secret() -> bytes | None:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            with open(path, "rb") as fh:
-                found = fh.read()
+            pass
         else:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(os.urandom(MAC_BYTES))
-            with open(path, "rb") as fh:
-                found = fh.read()
-    except OSError:
+        found = read_snapshot(path, max_bytes=MAC_BYTES).data
+    except OSError:  # TooLarge and NotRegular among them: no cache this run
         found = None
     if found is not None and len(found) != MAC_BYTES:
         found = None  # a key being written by another process, or damaged: no cache this run
@@ -141,20 +144,51 @@ def user_secret() -> bytes | None:
 
 
 class LintCache:
-    """Cached lint results under one directory (see the module docstring)."""
+    """Cached lint results under one directory (see the module docstring).
+
+    The directory is used only when it is a real directory (not a symlink) owned by this
+    user, or when it can be created; otherwise the run goes without a cache and
+    ``disabled`` says why (``-v`` prints it). Every entry is reached from it through
+    directories opened without following symlinks, read with the bounded reader and written
+    with the one writer (`shapelint.engine.writer`), so a ``.shapelint_cache`` committed as a
+    link, or holding links, cannot make shapelint read or write anywhere else.
+    """
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.dir = os.path.join(root, "v1-" + code_fingerprint())
+        self.version = "v1-" + code_fingerprint()
+        self.dir = os.path.join(root, self.version)
         self._options: dict[int, tuple[LintOptions, str | None]] = {}
-        self._made: set[str] = set()
+        self._prepared = False
+        self.disabled: str | None = None
         self.hits = 0
         self.misses = 0
+        self._check_root()
 
     @classmethod
     def default(cls) -> LintCache:
         """The cache in ``$SHAPELINT_CACHE_DIR`` or ``./.shapelint_cache``."""
         return cls(os.environ.get(CACHE_ENV) or os.path.join(os.getcwd(), CACHE_DIR))
+
+    def _check_root(self) -> None:
+        from shapelint.engine.writer import AT_DIRS
+
+        if not AT_DIRS:  # pragma: no cover - Windows: no way to refuse links on the way
+            self.disabled = "the platform cannot open directories without following links"
+            return
+        try:
+            st = os.lstat(self.root)
+        except FileNotFoundError:
+            return  # made on the first write
+        except (OSError, ValueError) as exc:
+            self.disabled = f"{self.root}: {getattr(exc, 'strerror', None) or exc}"
+            return
+        if stat.S_ISLNK(st.st_mode):
+            self.disabled = f"{self.root} is a symlink (a cache directory must be a real directory)"
+        elif not stat.S_ISDIR(st.st_mode):
+            self.disabled = f"{self.root} is not a directory"
+        elif hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            self.disabled = f"{self.root} belongs to another user (uid {st.st_uid})"
 
     def _options_digest(self, options: LintOptions) -> str | None:
         # Options objects are built once per settings file, so this runs once per settings.
@@ -168,20 +202,70 @@ class LintCache:
 
     def key(self, source: SourceFile, data: bytes, options: LintOptions) -> str | None:
         """The entry for ``source`` with bytes ``data`` under ``options``; None: not cacheable."""
+        if self.disabled is not None:
+            return None
         opts = self._options_digest(options)
         if opts is None:
             return None
-        head = f"{source.path}\0{source.kind}\0{source.explicit}\0{opts}\0".encode()
+        head = f"{source.path}\0{source.kind}\0{source.explicit}\0{opts}\0".encode(
+            "utf-8", "surrogateescape"
+        )
         return digest(head + data)
 
     def _path(self, key: str) -> str:
         return os.path.join(self.dir, key[:2], key)
 
+    def _open_dir(self, key: str, create: bool) -> int:
+        """The entry directory of ``key``, reached from the root without following links."""
+        from shapelint.engine.writer import open_dir, open_subdir
+
+        if create and not os.path.lexists(self.root):
+            parent = os.path.dirname(os.path.abspath(self.root))
+            os.makedirs(parent, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(self.root)
+        fd = open_dir(os.path.dirname(os.path.abspath(self.root)))
+        try:
+            names = (os.path.basename(os.path.abspath(self.root)), self.version, key[:2])
+            for depth, name in enumerate(names):
+                sub = open_subdir(fd, name, create=create)
+                os.close(fd)
+                fd = sub
+                if depth == 0 and create and not self._prepared:
+                    self._mark(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _mark(self, root_fd: int) -> None:
+        """Once per run: the cache root's markers (.gitignore, CACHEDIR.TAG), created only
+        where no file of that name exists (never written through a link)."""
+        self._prepared = True
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _TAG)):
+            try:
+                fd = os.open(name, flags, 0o644, dir_fd=root_fd)
+            except OSError:  # there already (or a link): left alone
+                continue
+            with contextlib.suppress(OSError), os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+
     def get(self, key: str, source: SourceFile) -> FileResult | None:
         """The stored result for ``key``, or None."""
+        from shapelint.engine.reading import read_open
+
         try:
-            with open(self._path(key), "rb") as fh:
-                data = fh.read()
+            dir_fd = self._open_dir(key, create=False)
+            try:
+                flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                fd = os.open(key, flags, dir_fd=dir_fd)
+            finally:
+                os.close(dir_fd)
+            try:
+                data = read_open(fd, MAX_ENTRY_BYTES).data
+            finally:
+                os.close(fd)
             secret = user_secret()
             mac, payload = data[:MAC_BYTES], data[MAC_BYTES:]
             if secret is None or mac != _mac(secret, payload):
@@ -195,37 +279,20 @@ class LintCache:
 
     def put(self, key: str, result: FileResult) -> None:
         """Store ``result`` under ``key`` atomically; a failure to write is ignored."""
-        path = self._path(key)
+        from shapelint.engine.writer import replace_in
+
+        if self.disabled is not None:
+            return
         payload = dumps(result)
         secret = user_secret()
-        if payload is None or secret is None:
+        if payload is None or secret is None or len(payload) + MAC_BYTES > MAX_ENTRY_BYTES:
             return
         data = _mac(secret, payload) + payload
         try:
-            self._prepare(os.path.dirname(path))
-            # Unique per process and entry; renamed over the entry only once complete.
-            tmp = f"{path}.{os.getpid()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            dir_fd = self._open_dir(key, create=True)
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+                replace_in(dir_fd, key, data)
+            finally:
+                os.close(dir_fd)
         except OSError:
             return
-
-    def _prepare(self, directory: str) -> None:
-        if directory in self._made:
-            return
-        if not self._made:  # once per run: the cache root and its markers
-            os.makedirs(self.root, exist_ok=True)
-            for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _TAG)):
-                target = os.path.join(self.root, name)
-                if not os.path.exists(target):
-                    with contextlib.suppress(OSError), open(target, "x", encoding="utf-8") as fh:
-                        fh.write(text)
-        os.makedirs(directory, exist_ok=True)
-        self._made.add(directory)

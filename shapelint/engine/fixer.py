@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from shapelint.core.model import Edit, Finding, Fix
 from shapelint.core.source import Document, Mapping, Node, Scalar, encode
 from shapelint.core.source import Sequence as SeqNode
+from shapelint.core.text import shown_path
 from shapelint.engine.options import LintOptions
 from shapelint.engine.pipeline import READ_PROBLEM, lint_document, lint_parsed
 from shapelint.engine.results import FileResult, LintResult
@@ -389,8 +390,8 @@ def diff_labels(path: str) -> tuple[str, str]:
     except ValueError:  # pragma: no cover - Windows: another drive than the cwd
         return path, path
     if rel.startswith(os.pardir) or os.path.isabs(rel):
-        return path, path
-    posix = rel.replace(os.sep, "/")
+        return shown_path(path), shown_path(path)
+    posix = shown_path(rel.replace(os.sep, "/"))
     return f"a/{posix}", f"b/{posix}"
 
 
@@ -458,11 +459,12 @@ class FixRun:
             for failed in f.fix.failed:
                 fd = failed.finding
                 out.append(
-                    f"{f.path}:{fd.span.line}:{fd.span.column}: {fd.code} fix not applied: "
+                    f"{shown_path(f.path)}:{fd.span.line}:{fd.span.column}: {fd.code} "
+                    "fix not applied: "
                     f"{failed.reason}"
                 )
             if f.error:
-                out.append(f"{f.path}: not written: {f.error}")
+                out.append(f"{shown_path(f.path)}: not written: {f.error}")
         return out
 
 

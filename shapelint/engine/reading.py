@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from shapelint.core.limits import DEFAULT as DEFAULT_BUDGET
 from shapelint.core.limits import Budget
 
+_PREAD = hasattr(os, "pread")
+
 
 class Unreadable(OSError):
     """A file shapelint refuses to read (not a regular file, over the size limit); its
@@ -50,25 +52,47 @@ def read_snapshot(
     or one that grows past it while being read, raises `TooLarge`; a file that is not regular
     raises `NotRegular`; any other failure is the OS's OSError.
     """
-    limit = budget.max_file_bytes if max_bytes is None else max_bytes
     fd = _open(path)
     try:
-        st = _require_regular(fd)
-        if st.st_size > limit:
-            raise TooLarge(_too_large(st.st_size, budget))
-        chunks = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:  # it grew while being read
-            raise TooLarge(_too_large(size, budget))
-        return Snapshot(b"".join(chunks), st.st_mtime_ns, st.st_size)
+        return read_open(fd, budget.max_file_bytes if max_bytes is None else max_bytes, budget)
     finally:
         os.close(fd)
+
+
+def read_open(fd: int, limit: int, budget: Budget = DEFAULT_BUDGET) -> Snapshot:
+    """`read_snapshot` of the file already open as ``fd``, from its start (the descriptor
+    stays open)."""
+    st = _require_regular(fd)
+    if st.st_size > limit:
+        raise TooLarge(_too_large(st.st_size, budget))
+    chunks = []
+    size = 0
+    if not _PREAD:  # pragma: no cover - Windows
+        os.lseek(fd, 0, os.SEEK_SET)
+    while size <= limit:
+        want = min(1 << 20, limit + 1 - size)
+        # pread: from the start whatever the descriptor's position, without moving it.
+        chunk = os.pread(fd, want, size) if _PREAD else os.read(fd, want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:  # it grew while being read
+        raise TooLarge(_too_large(size, budget))
+    return Snapshot(b"".join(chunks), st.st_mtime_ns, st.st_size)
+
+
+def read_text(path: str, budget: Budget = DEFAULT_BUDGET) -> str:
+    """The UTF-8 text (a byte-order mark dropped) of the regular file at ``path``, read as
+    `read_snapshot` reads it: settings, baselines and GPU files come through here. A file that
+    is not UTF-8 raises `Unreadable` saying where."""
+    data = read_snapshot(path, budget).data
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1].hex()
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise Unreadable(f"not UTF-8 text (byte 0x{bad} on line {line})") from None
 
 
 def read_head(path: str, size: int) -> bytes:
@@ -88,6 +112,8 @@ def read_source(path: str, budget: Budget = DEFAULT_BUDGET) -> bytes:
 
 
 def _open(path: str) -> int:
+    if "\0" in path:  # os.open's ValueError, as the OS's own kind of refusal
+        raise Unreadable("the path contains a NUL character")
     # Without blocking: opening a FIFO for reading would wait for a writer.
     return os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
 
@@ -96,6 +122,8 @@ def _require_regular(fd: int) -> os.stat_result:
     """The stat of the open file ``fd``; `NotRegular` unless it is a regular file."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            raise NotRegular("it is a directory")
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or other special file"
         raise NotRegular(f"it is {kind}, not a regular file")
     return st
@@ -123,6 +151,8 @@ __all__ = [
     "Unreadable",
     "read_failure",
     "read_head",
+    "read_open",
     "read_snapshot",
     "read_source",
+    "read_text",
 ]

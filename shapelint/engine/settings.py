@@ -24,8 +24,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from shapelint.core.dtypes import normalize_dtype
+from shapelint.core.limits import non_finite, too_deep
 from shapelint.core.model import Dim
 from shapelint.core.target import TargetField, TargetOptions
+from shapelint.core.text import one_line, shown_path
 from shapelint.dialects.common import KeyAliases
 from shapelint.engine.discover import as_posix
 from shapelint.engine.settings_schema import SCHEMA_PATH, TARGET_KEYS
@@ -114,7 +116,7 @@ def _schema() -> dict[str, Any]:
 
 def _display(path: str) -> str:
     rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
+    return shown_path(path if rel.startswith("..") else rel)
 
 
 def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
@@ -137,13 +139,20 @@ def _describe_error(error: Any, data: Mapping[str, Any], schema: Mapping[str, An
     key = path[0] if path else "?"
     where = key + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in path[1:])
     expected = props.get(key, {}).get("description", error.message)
-    return f"{where}: expected {expected}, got {json.dumps(error.instance)}"
+    if error.validator == "maximum" and "at most" not in expected:
+        expected += f" of at most {error.validator_value}"
+    return f"{where}: expected {expected}, got {one_line(json.dumps(error.instance), 80)}"
 
 
 def validate(data: Mapping[str, Any], where: str) -> None:
     """Check ``data`` against the settings schema; raise SettingsError naming ``where``."""
     import jsonschema
 
+    bad = non_finite(data)
+    if bad is not None:  # NaN passes every bound of a JSON schema: refused here, by name
+        path, number = bad
+        key = str(path[0]) + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[1:])
+        raise SettingsError(f"{where}: {key}: expected a finite number, got {number}")
     schema = _schema()
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
@@ -186,34 +195,59 @@ _MERGED_TABLES = ("severity", "per-file-ignores", "keys", "rules")
 _PATH_KEYS = ("gpu-file", "baseline")
 
 
+# The most settings files one ``extend`` chain may name (a chain is followed file by file).
+MAX_EXTEND = 32
+
+
 def _extended(
     data: Mapping[str, Any], path: str, chain: tuple[str, ...]
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """``data`` merged over the settings its ``extend`` names (recursively), with the chain of
-    files extended; a cycle, a missing file or an invalid one is a `SettingsError`."""
-    root = os.path.dirname(os.path.abspath(path))
-    target = os.path.abspath(os.path.join(root, data["extend"]))
-    shown = _display(path)
-    if target in chain:
-        cycle = " -> ".join(_display(p) for p in (*chain, target))
-        raise SettingsError(
-            f"{shown}: extend: settings files extend each other in a cycle: {cycle}"
-        )
-    if not os.path.isfile(target):
-        raise SettingsError(f"{shown}: extend: no such settings file {_display(target)}")
-    base = _section(target, _read_toml(target))
-    if not isinstance(base, dict):
-        raise SettingsError(f"{shown}: extend: {_display(target)} has no [tool.shapelint] table")
-    where = f"{_display(target)} (extended by {shown})"
-    validate(base, where)
-    _check_codes(base, where)
-    base_root = os.path.dirname(target)
-    base = {k: os.path.join(base_root, v) if k in _PATH_KEYS else v for k, v in base.items()}
-    chain = (*chain, target)
-    extends: tuple[str, ...] = (target,)
-    if "extend" in base:
-        base, more = _extended(base, target, chain)
-        extends += more
+    """``data`` merged over the settings its ``extend`` names (and theirs, up to `MAX_EXTEND`
+    files), with the chain of files extended; a cycle, a missing file or an invalid one is a
+    `SettingsError`. The chain is followed in a loop, never by recursion."""
+    layers: list[Mapping[str, Any]] = [data]
+    extends: tuple[str, ...] = ()
+    current, current_data = path, data
+    while "extend" in current_data:
+        root = os.path.dirname(os.path.abspath(current))
+        target = os.path.abspath(os.path.join(root, current_data["extend"]))
+        shown = _display(current)
+        if target in chain:
+            cycle = " -> ".join(_display(p) for p in (*chain, target))
+            raise SettingsError(
+                f"{shown}: extend: settings files extend each other in a cycle: {cycle}"
+            )
+        if len(extends) >= MAX_EXTEND:
+            raise SettingsError(
+                f"{_display(path)}: extend: the chain of extended settings files is longer "
+                f"than {MAX_EXTEND} files (at {shown})"
+            )
+        if not os.path.lexists(target):
+            raise SettingsError(f"{shown}: extend: no such settings file {_display(target)}")
+        base = _section(target, _read_toml(target))
+        if not isinstance(base, dict):
+            raise SettingsError(
+                f"{shown}: extend: {_display(target)} has no [tool.shapelint] table"
+            )
+        where = f"{_display(target)} (extended by {shown})"
+        validate(base, where)
+        _check_codes(base, where)
+        base_root = os.path.dirname(target)
+        base = {k: os.path.join(base_root, v) if k in _PATH_KEYS else v for k, v in base.items()}
+        layers.append(base)
+        chain = (*chain, target)
+        extends += (target,)
+        current, current_data = target, base
+    # The farthest file first; each nearer one merged over it.
+    merged: dict[str, Any] = dict(layers[-1])
+    for layer in reversed(layers[:-1]):
+        merged = _merge(merged, layer)
+    merged.pop("extend", None)
+    return merged, extends
+
+
+def _merge(base: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` over ``base``: tables in `_MERGED_TABLES` key by key, other keys replaced."""
     merged = dict(base)
     for key, value in data.items():
         if key == "rules" and isinstance(merged.get(key), dict):
@@ -224,8 +258,7 @@ def _extended(
             merged[key] = {**merged[key], **value}
         else:
             merged[key] = value
-    merged.pop("extend", None)
-    return merged, extends
+    return merged
 
 
 def _rule_options(tables: Mapping[str, Any], where: str) -> dict[str, object]:
@@ -312,15 +345,29 @@ def _target_value(spec: TargetField, value: Any, where: str) -> object:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
+    """The TOML table of the settings file at ``path``, read with the bounded reader
+    (`shapelint.engine.reading`): regular files only, the default size limit, nesting within
+    `MAX_DEPTH`; any problem is a one-line `SettingsError`."""
+    from shapelint.engine.reading import read_text
+
     tomllib = _tomllib()
+    shown = _display(path)
     try:
-        with open(path, "rb") as fh:
-            data: dict[str, Any] = tomllib.load(fh)
-            return data
+        text = read_text(path)
     except OSError as exc:
-        raise SettingsError(f"cannot read settings file {_display(path)}: {exc.strerror}") from None
+        raise SettingsError(f"cannot read settings file {shown}: {exc.strerror or exc}") from None
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except RecursionError:
+        raise SettingsError(f"{shown}: invalid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{_display(path)}: invalid TOML: {exc}") from None
+        raise SettingsError(f"{shown}: invalid TOML: {one_line(str(exc))}") from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise SettingsError(f"{shown}: invalid TOML: {one_line(str(exc))}") from None
+    deep = too_deep(data)
+    if deep is not None:
+        raise SettingsError(f"{shown}: {deep}")
+    return data
 
 
 def _section(path: str, data: Mapping[str, Any]) -> Any:

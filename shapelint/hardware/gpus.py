@@ -24,13 +24,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from shapelint.core.digest import digest
+from shapelint.core.limits import non_finite
+from shapelint.core.text import one_line
 from shapelint.hardware.arch import UNKNOWN, Family, families_from, inherit
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 T = TypeVar("T")
 
@@ -215,11 +214,22 @@ def validate(data: Mapping[str, Any], label: str) -> None:
     """Check ``data`` against the GPU table schema; GPUTableError naming file, entry and key."""
     import jsonschema  # imported here: it costs ~0.13 s and the built-in table needs no check
 
+    bad = non_finite(data)
+    if bad is not None:  # the schema's bounds cannot refuse NaN: every comparison is false
+        path, value = bad
+        where = _describe_path(list(path))
+        raise GPUTableError(f"{label}: {where}: expected a finite number, got {value}")
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return
-    lines = [f"{label}: {_describe_path(list(e.absolute_path))}: {e.message}" for e in errors]
+    # One line per problem, each cut to a readable length (a message quotes the value).
+    lines = [
+        one_line(f"{label}: {_describe_path(list(e.absolute_path))}: {e.message}")
+        for e in errors[:20]
+    ]
+    if len(errors) > 20:
+        lines.append(f"{label}: and {len(errors) - 20} more problems")
     raise GPUTableError("\n".join(lines))
 
 
@@ -362,18 +372,16 @@ def _builtin_table() -> tuple[dict[str, GPU], dict[str, str], float, dict[str, F
     return gpus, _index(gpus, _BUILTIN), default, families
 
 
-def load_table(extra_file: str | Path | None = None) -> GPUTable:
-    """The built-in GPU table, with the entries of ``extra_file`` (validated) merged over it."""
+def load_table(extra: Mapping[str, Any] | None = None, label: str = "GPU file") -> GPUTable:
+    """The built-in GPU table, with the entries of ``extra`` (a GPU file's data; ``label``
+    names the file in errors) validated and merged over it. A GPU file is read with
+    `shapelint.engine.gpu_file.load_table`, the bounded reader every input goes through."""
     gpus, index, default, families = _builtin_table()
-    if extra_file is None:
+    if extra is None:
         return GPUTable(gpus, index)
-    label = str(extra_file)
-    try:
-        with open(extra_file, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise GPUTableError(f"{label}: cannot read GPU table: {exc.strerror or exc}") from None
-    data = _read_yaml(text, label)
+    if not isinstance(extra, Mapping):
+        raise TypeError("a GPU file is read by shapelint.engine.gpu_file.load_table(path)")
+    data = extra
     validate(data, label)
     user_families = _families(data, label, families)
     user = _gpus_from(data, label, _default_fraction(data, default), user_families, notes=True)
@@ -388,6 +396,6 @@ def load_table(extra_file: str | Path | None = None) -> GPUTable:
     return GPUTable(merged, merged_index)
 
 
-def lookup(name: str, extra_file: str | Path | None = None) -> GPU:
-    """Look up one GPU by name or alias (see `load_table`)."""
-    return load_table(extra_file).lookup(name)
+def lookup(name: str) -> GPU:
+    """Look up one built-in GPU by name or alias."""
+    return load_table().lookup(name)

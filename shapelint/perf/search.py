@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
+from shapelint.core.limits import MAX_DIM, beyond_max_dim
 from shapelint.core.model import Dim, Fix, ModelConfig, Target, Value
 
 # What --keep accepts: a dim name, or kv_ratio (heads / KV heads).
@@ -280,6 +281,14 @@ def build_space(
 ) -> Space:
     """The search space around ``config``; ``runtime_fixed`` names micro_batch/tp that a CLI
     flag chose (a flag is the user's decision, not searched)."""
+    for value in config.dims.values():
+        # A dim past 2³¹ is SL002 and never searched around (2**63 made a list of 10**17).
+        huge = beyond_max_dim(value.value) if value.known and not value.derived else None
+        if huge is not None:
+            raise SuggestError(
+                f"{value.key} must be a positive integer of at most 2³¹ ({MAX_DIM}), "
+                f"got {huge} (SL002)"
+            )
     h, a, layers = config.int(Dim.HIDDEN), config.int(Dim.HEADS), config.int(Dim.LAYERS)
     if h is None or a is None or layers is None:
         raise SuggestError("the config does not state hidden size, heads and layers")

@@ -41,6 +41,10 @@ import yaml
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+# MAX_ALIAS_NODES: the nodes an alias expansion may stand for before the file is reported
+# instead of expanded; MAX_DEPTH: the nesting beyond which a document is too deep (PyYAML
+# itself recurses). Settings, baselines and GPU files share them (`shapelint.core.limits`).
+from shapelint.core.limits import MAX_ALIAS_NODES, MAX_DEPTH
 from shapelint.core.source import (
     Candidate,
     Document,
@@ -55,11 +59,6 @@ from shapelint.core.source import (
     merge_suppressions,
     parse_suppression,
 )
-
-# Nodes an alias expansion may stand for before the file is reported instead of expanded.
-MAX_ALIAS_NODES = 100_000
-# Nesting depth beyond which a document is reported as too deep (PyYAML itself recurses).
-MAX_DEPTH = 200
 
 _CORE = "tag:yaml.org,2002:"
 SAFE_SCALAR_TAGS = frozenset(

@@ -7,17 +7,26 @@ findings come first (errors, then by estimated slowdown), 10 per level, and a pl
 how many more there are; they are printed below it as plain text. When
 ``$GITHUB_STEP_SUMMARY`` is set, the full table is appended to the job summary as Markdown.
 Paths are relative to ``$GITHUB_WORKSPACE`` when the file lies inside it.
+
+Nothing a file name or a file holds can start a workflow command: annotations escape every
+property and message; the plain lines (the findings past the limit, which name files) are
+printed between ``::stop-commands::TOKEN`` and ``::TOKEN::`` with a random token, so the
+runner processes no command inside them (GitHub's documented way to print untrusted text),
+and each is one line with control characters escaped.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import quote
 
 from shapelint.core.model import Finding, Severity
+from shapelint.core.text import clean, shown_path
 from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.text import (
@@ -72,7 +81,7 @@ def command(finding: Finding, env: Mapping[str, str] | None = None) -> str:
     """One ``::level …::message`` workflow command for ``finding``."""
     span = finding.span
     props = [
-        ("file", workspace_path(finding.path, env)),
+        ("file", shown_path(workspace_path(finding.path, env), control=False)),
         ("line", str(span.line)),
         ("endLine", str(span.end_line)),
     ]
@@ -104,10 +113,10 @@ def step_summary(result: LintResult, env: Mapping[str, str] | None = None) -> st
     lines += ["| | code | location | message | slowdown | fix |", "|---|---|---|---|---|---|"]
     icons = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
     for f in findings:
-        path = workspace_path(f.path, env)
+        path = shown_path(workspace_path(f.path, env)).replace("`", "'")
         where = f"{path}:{f.span.line}:{f.span.column}"
         if repo and sha:
-            where = f"[{where}]({server}/{repo}/blob/{sha}/{path}#L{f.span.line})"
+            where = f"[{where}]({server}/{repo}/blob/{sha}/{quote(path)}#L{f.span.line})"
         else:
             where = f"`{where}`"
         slowdown = estimate_text(f) or "–"
@@ -119,7 +128,7 @@ def step_summary(result: LintResult, env: Mapping[str, str] | None = None) -> st
             fix = f"{fix_text(f)} ({how})"
         lines.append(
             f"| {icons[f.severity]} | `{f.code}` {f.name} | {_cell(where)} | "
-            f"{_cell(f.message)} | {_cell(slowdown)} | {_cell(fix)} |"
+            f"{_cell(clean(f.message))} | {_cell(slowdown)} | {_cell(fix)} |"
         )
     targets = [t.replace("*", "\\*") for t in target_lines(result)]
     if targets:
@@ -148,8 +157,12 @@ def report(result: LintResult, stream: TextIO, ctx: ReportContext) -> None:
             f"shapelint: {len(rest)} more findings not shown as annotations "
             f"(GitHub shows {MAX_PER_LEVEL} per level): {parts}{where}\n"
         )
+        # File names and messages come from the files: no command may run from them.
+        token = secrets.token_hex(16)
+        stream.write(f"::stop-commands::{token}\n")
         for f in rest:
             stream.write(format_finding(f, ReportContext()) + "\n")
+        stream.write(f"::{token}::\n")
     if ctx.statistics:
         for line in statistics_lines(result):
             stream.write(line + "\n")

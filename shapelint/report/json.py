@@ -11,6 +11,7 @@ import math
 from typing import Any, TextIO
 
 from shapelint.core.model import Finding, ModelConfig
+from shapelint.core.text import shown_path
 from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.schemas import VERSIONS, stamped
@@ -50,7 +51,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "code": f.code,
         "name": f.name,
         "severity": f.severity,
-        "path": f.path,
+        "path": shown_path(f.path),
         "line": f.span.line,
         "column": f.span.column,
         "end_line": f.span.end_line,
@@ -76,7 +77,7 @@ def config_json(c: ModelConfig) -> dict[str, Any]:
     """One config: where it is, its dialect, every dim it states or implies, and which
     reader (dialect or key family) supplied each dim."""
     return {
-        "path": c.path,
+        "path": shown_path(c.path),
         "name": c.name,
         "dialect": c.dialect,
         "dims": {dim.value: _plain(v.value) for dim, v in c.dims.items() if v.known},

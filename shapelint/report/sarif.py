@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from shapelint import __version__
 from shapelint.core.model import Finding
+from shapelint.core.text import shown_path
 from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.text import message_with_estimate
@@ -47,7 +48,8 @@ def artifact_location(path: str, root: str) -> dict[str, str]:
     full = os.path.abspath(path)
     if os.path.commonpath([full, root]) == root:
         rel = Path(os.path.relpath(full, root)).as_posix()
-        return {"uri": quote(rel), "uriBaseId": SRCROOT}
+        # Quoted from the name's bytes: a name that is not UTF-8 is a valid URI too (%FF).
+        return {"uri": quote(os.fsencode(rel)), "uriBaseId": SRCROOT}
     return {"uri": Path(full).as_uri()}
 
 
@@ -125,7 +127,7 @@ def _result(
     target: AssumedTarget | None = None,
 ) -> dict[str, Any]:
     location = artifact_location(finding.path, root)
-    rel = location["uri"] if "uriBaseId" in location else Path(finding.path).as_posix()
+    rel = location["uri"] if "uriBaseId" in location else shown_path(Path(finding.path).as_posix())
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
@@ -180,7 +182,10 @@ def report_dict(result: LintResult, env: Mapping[str, str] | None = None) -> dic
     texts = {r.doc.path: r.doc.text for r in result.files}
     targets = {(r.doc.path, name): t for r in result.files for name, t in r.targets.items()}
     notifications = [
-        {"level": "error", "message": {"text": f"internal error while linting {e.path}: {e.error}"}}
+        {
+            "level": "error",
+            "message": {"text": f"internal error while linting {shown_path(e.path)}: {e.error}"},
+        }
         for e in result.errors
     ]
     run: dict[str, Any] = {

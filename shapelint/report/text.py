@@ -13,6 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, TextIO
 
 from shapelint.core.model import CAPACITY_DIMS, Dim, Finding
+from shapelint.core.text import clean, shown_path
 from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 
@@ -62,16 +63,17 @@ def applied_lines(run: FixRun) -> list[str]:
     for file_fix, finding in run.applied:
         assert finding.fix is not None
         for e in finding.fix.edits:
-            where = f"{file_fix.path}:{e.span.line}:{e.span.column}:"
+            where = f"{shown_path(file_fix.path)}:{e.span.line}:{e.span.column}:"
             out.append(f"{where} {finding.code} {e.key} {e.old} → {e.new}")
     return out
 
 
 def format_finding(finding: Finding, ctx: ReportContext) -> str:
     """One finding as one line."""
-    where = _c(f"{finding.path}:{finding.span.line}:{finding.span.column}:", "path", ctx)
+    path = shown_path(finding.path)
+    where = _c(f"{path}:{finding.span.line}:{finding.span.column}:", "path", ctx)
     code = _c(f"{finding.code} [{finding.severity}]", finding.severity, ctx)
-    line = f"{where} {code} {finding.message}"
+    line = f"{where} {code} {clean(finding.message)}"
     est = estimate_text(finding)
     if est:
         line += f" [{est}]"
@@ -141,7 +143,8 @@ def target_lines(result: LintResult, every: bool = False) -> list[str]:
         for c in r.configs:
             assumed = r.targets.get(c.name)
             if assumed is not None and (every or c.name in reported):
-                label = f"{c.path} ({c.name})" if c.name else c.path
+                path = shown_path(c.path)
+                label = f"{path} ({clean(c.name)})" if c.name else path
                 rows.append((label, assumed.text()))
     if not rows:
         return []

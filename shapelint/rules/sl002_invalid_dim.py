@@ -6,6 +6,8 @@ fail on it at start-up (or worse, truncate it silently). A whole number written 
 (``4096.0``) is reported too: ``torch.nn.Linear`` and the frameworks' integer fields reject it.
 A width, head count or layer count set to ``null`` is reported; other dims may be ``null``,
 which frameworks read as "use the default" (``num_key_value_heads: null`` = one per head).
+A value beyond 2³¹ (``1e308``, ``2**63``) describes no model either; it is reported and never
+computed with.
 
 Source: every framework's config validation (e.g. transformers 5.x ``positive_int_field``;
 Megatron-LM ``validate_args``).
@@ -16,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from shapelint.core.limits import MAX_DIM, beyond_max_dim
 from shapelint.core.model import INTEGER_DIMS, Finding, ModelConfig, Target
 from shapelint.rules.base import Example, Expect, Rule
 
@@ -23,7 +26,7 @@ RULE = Rule(
     code="SL002",
     name="invalid-dim",
     severity="error",
-    summary="a dimension is zero, negative, fractional or not a number",
+    summary="a dimension is zero, negative, fractional, beyond 2³¹ or not a number",
     source="framework config validation (transformers, Megatron-LM)",
     family="model",
 )
@@ -75,6 +78,18 @@ EXAMPLES = [
         ),
     ),
     Example(
+        '{"hidden_size": 1e308, "num_attention_heads": 32, "num_hidden_layers": 32}\n',
+        False,
+        note="a value no model has: never computed with, never printed whole",
+        expect=(
+            Expect(
+                1,
+                "1e308",
+                "hidden_size must be a positive integer of at most 2³¹ (2147483648), got 1e+308",
+            ),
+        ),
+    ),
+    Example(
         '{"hidden_size": 4096, "num_attention_heads": null, "num_hidden_layers": 32}\n',
         False,
         expect=(Expect(1, "null", "num_attention_heads must be a positive integer, got null"),),
@@ -114,6 +129,14 @@ def check(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report every integer dim that is not a positive integer."""
     for dim, value in config.dims.items():
         if dim not in INTEGER_DIMS or value.derived or not value.known:
+            continue
+        huge = beyond_max_dim(value.value)
+        if huge is not None:
+            yield RULE.finding(
+                config,
+                value,
+                f"{value.key} must be a positive integer of at most 2³¹ ({MAX_DIM}), got {huge}",
+            )
             continue
         n = value.as_int
         if n is None or isinstance(value.value, float):

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from shapelint.engine.gpu_file import load_table
 from shapelint.hardware import gpus
 from shapelint.hardware.gpus import (
     GPUTableError,
     UnknownGPUError,
     UnsupportedDtypeError,
     builtin_data,
-    load_table,
     lookup,
     validate,
 )
