@@ -18,11 +18,11 @@ from shapelint import dialects
 from shapelint.cli.main import main
 from shapelint.core.model import Dim, Finding, Target
 from shapelint.hardware.gpus import lookup
+from shapelint.perf.te_attention import choose, fa4_refusal
 from shapelint.rules import sl320_flash_attn4_head_dim as sl320
 from shapelint.rules import sl321_te_attention_unfused as sl321
 from shapelint.rules import sl322_te_no_attention_backend as sl322
 from shapelint.rules import sl324_te_fp8_gemm_dims as sl324
-from shapelint.rules.te_attention import choose
 
 GEMMA2_2B = (
     "hf_config_json/pytorch+executorch/examples/mediatek/models/llm_models/weights/"
@@ -96,7 +96,7 @@ def test_fa4_accepts_gemma2_and_deepseek_mla_on_hopper_and_blackwell(corpus: Pat
 
 
 def test_fa4_head_dim_sets_per_compute_capability() -> None:
-    refusal = sl320.refusal
+    refusal = fa4_refusal
     assert refusal(256, 256, 9, 2) is None and refusal(264, 264, 9, 2) is not None
     assert refusal(100, 100, 9, 2) is not None  # not a multiple of 8
     assert refusal(72, 72, 9, 1) is not None  # FP8: multiples of 16

@@ -99,6 +99,8 @@ def with_family_fields(entry: dict[str, Any]) -> dict[str, Any]:
         out[key] = {str(k): v for k, v in value.items()} if key == "align_factor" else value
         if key == "attention_scale":
             out[key] = dict(value)
+        if key == "kernel_cliffs":
+            out[key] = [c.as_dict() for c in value]
     return out
 
 

@@ -478,7 +478,7 @@ def test_internal_error_is_not_all_checks_passed(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(pipeline, "parse", boom)
+    monkeypatch.setattr(pipeline, "parse_in_tree", boom)
     code, out, err = run(".", cwd=tmp_path)
     assert code == 2
     assert "All checks passed" not in out
@@ -657,7 +657,7 @@ def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
 ) -> None:
     (tmp_path / "config.json").write_text(GPT2)
     (tmp_path / "slow.yaml").write_text("hidden_size: 768\nnum_attention_heads: 12\n")
-    real = pipeline.parse
+    real = pipeline.parse_in_tree
 
     def slow_parse(path: str, *args: object, **kwargs: object) -> object:
         if path.endswith("slow.yaml"):
@@ -665,7 +665,7 @@ def test_a_file_over_its_cpu_time_is_one_finding_and_the_others_are_linted(
                 pass
         return real(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "parse", slow_parse)
+    monkeypatch.setattr(pipeline, "parse_in_tree", slow_parse)
     (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 0.5\n")
     code, out, err = run(".", cwd=tmp_path)
     assert code == 1 and err == ""

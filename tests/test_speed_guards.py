@@ -99,9 +99,11 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     counts: Counter[str] = Counter()
     real = formats._parse_text
 
-    def counting(path: str, text: str, kind: str) -> object:
+    def counting(
+        path: str, text: str, kind: str, files: formats.OtherFiles | None = None
+    ) -> object:
         counts[Path(path).name] += 1
-        return real(path, text, kind)
+        return real(path, text, kind, files)
 
     monkeypatch.setattr(formats, "_parse_text", counting)
     return counts

@@ -102,7 +102,10 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
         "micro_batch": target.micro_batch,
         "seq_len": target.seq_len,
         "tp": target.tp,
-        "attention": target.attention,
+        "attention": step.attention or target.attention,
+        "attention_engine": (
+            "transformer-engine" if step.attention and step.attention != target.attention else None
+        ),
         "model_flops": step.flops,
         "peak_tflops": gpu.peak(dtype),
         "achievable_tflops": gpu.achievable_flops(dtype) / 1e12,
@@ -327,6 +330,11 @@ def render_explain_text(data: dict[str, Any]) -> str:
     )
     if any(g.get("kind") == "flash" for g in data["gemms"]):
         lines.append("K*: flash-attention runs at the padded head dim; causal work counted half.")
+    if data.get("attention_engine") == "transformer-engine":
+        lines.append(
+            "attention: unfused (attn_scores, attn_values, softmax): Transformer Engine has no"
+            " fused kernel for this head dim in training (SL321)."
+        )
     windows = sorted({g["window"] for g in data["gemms"] if g.get("window")})
     if windows:
         shown = ", ".join(str(w) for w in windows)

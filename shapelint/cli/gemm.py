@@ -56,6 +56,7 @@ def render(data: dict[str, Any]) -> str:
         f" wave(s) ({data['wave_efficiency']:.0%} of the SMs busy)\n"
         f"time lost: {data['lost_tiles']:.0%} to tiles, {data['lost_waves']:.0%} to waves,"
         f" {data['lost_alignment']:.0%} to alignment (factor {data['align_factor']:.3g})\n"
+        + (f"misaligned: {data['misaligned']}\n" if data.get("misaligned") else "")
     )
 
 

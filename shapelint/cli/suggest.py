@@ -188,11 +188,11 @@ def _reextract(loaded: Loaded, config: ModelConfig, edits: list[tuple[Any, objec
     from shapelint.core.model import Edit
     from shapelint.core.source import encode
     from shapelint.engine.fixer import apply_edits
-    from shapelint.readers import parse
+    from shapelint.engine.tree import parse_in_tree
 
     doc = loaded.doc
     text = apply_edits(doc.text, [Edit(v.span, v.key, v.value, new) for v, new in edits])
-    new_doc = parse(doc.path, encode(text, doc.encoding, doc.bom), doc.format)
+    new_doc = parse_in_tree(doc.path, encode(text, doc.encoding, doc.bom), doc.format)
     if not new_doc.ok:
         return None
     for c in dialects.extract(new_doc, loaded.options.extra_keys):

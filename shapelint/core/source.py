@@ -215,6 +215,9 @@ class Document:
     bom: bool = False
     # Comments that suppress findings, by 1-based line: the codes, or an empty set for all.
     suppressions: dict[int, frozenset[str]] = field(default_factory=dict)
+    # Other files the reading rested on (a sourced script, a preset's module), each with the
+    # size and modification time it was read at: a cached result is stale when one changed.
+    depends_on: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def ok(self) -> bool:

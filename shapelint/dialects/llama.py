@@ -6,7 +6,9 @@ from the tokenizer": not an error, just unknown here), ``multiple_of``,
 and MLA keys. torchtitan 0.2's ``*ModelArgs`` use the same names, with MoE settings in a
 nested ``moe_args=MoEArgs(num_experts=…, top_k=…, num_shared_experts=…)`` (only what it
 states is read: ``MoEArgs`` defaults change by release) and ``moe_enabled=True`` (Qwen3: every
-block is MoE, so the dense ``hidden_dim`` is not the model's FFN).
+block is MoE, so the dense ``hidden_dim`` is not the model's FFN). Mistral's ``params.json``
+states its MoE in a ``moe`` block (``num_experts``, ``num_experts_per_tok``): every layer's
+experts are then ``hidden_dim`` wide (`_mistral_moe`).
 
 FFN width when not stated, as Llama's ``FeedForward`` computes it::
 
@@ -59,7 +61,12 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.HEAD_DIM, "head_dim")
     b.take(Dim.SEQ_LEN, "max_seq_len", "max_position_embeddings")
     b.take(
-        Dim.EXPERTS, "n_routed_experts", "num_experts", "moe_num_experts", "moe_args.num_experts"
+        Dim.EXPERTS,
+        "n_routed_experts",
+        "num_experts",
+        "moe_num_experts",
+        "moe_args.num_experts",
+        "moe.num_experts",
     )
     b.take(
         Dim.EXPERTS_PER_TOKEN,
@@ -67,6 +74,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         "num_activated_experts",
         "moe_top_k",
         "moe_args.top_k",
+        "moe.num_experts_per_tok",
     )
     b.take(Dim.MOE_FFN, "moe_inter_dim")
     b.take(Dim.SHARED_EXPERTS, "n_shared_experts", "moe_args.num_shared_experts")
@@ -100,6 +108,23 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
                     else None
                 ),
             )
+    _mistral_moe(b)
     sliding_window(b)  # ExecuTorch's params.json lists layer_types (Gemma 3)
     config = b.build()
     return [config] if looks_like_model(config.dims) else []
+
+
+def _mistral_moe(b: Builder) -> None:
+    """Mistral's ``params.json`` (mistral-inference's ``TransformerArgs``): a ``moe`` block
+    ``{num_experts, num_experts_per_tok}`` replaces every layer's feed-forward by a ``MoeLayer``
+    of ``num_experts`` ``FeedForward`` experts, each ``hidden_dim`` wide, routing each token to
+    the top ``num_experts_per_tok`` (src/mistral_inference/args.py:44-45, moe.py:10-13 and
+    25-26, transformer_layers.py:149-156 at 2557e12d): the stated width is the experts'."""
+    experts = b.dims.get(Dim.EXPERTS)
+    if experts is None or not experts.key.startswith("moe."):
+        return
+    if Dim.FFN in b.dims and Dim.MOE_FFN not in b.dims:
+        b.dims[Dim.MOE_FFN] = b.dims.pop(Dim.FFN)
+        formula = b.formulas.pop(Dim.FFN, None)
+        if formula is not None:
+            b.formulas[Dim.MOE_FFN] = formula

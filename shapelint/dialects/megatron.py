@@ -21,7 +21,9 @@ Keys (YAML layout / flag): ``language_model.hidden_size`` / ``--hidden-size``,
 ``vocab_size``, ``make_vocab_size_divisible_by`` (the vocab knob, default 128), ``bf16`` /
 ``fp16``; gated MLP from ``swiglu``, ``gated_linear_unit`` or ``activation_func: swiglu``.
 BigScience's fork adds ``--pad-vocab-size-to`` (the padded vocab) and ``--glu-activation``
-(a gated MLP whose width still defaults to ``4 · hidden``).
+(a gated MLP whose width still defaults to ``4 · hidden``); BigCode's ``--attention-head-type
+multiquery`` (one KV head). The first spellings ``--batch-size`` and ``--model-parallel-size``,
+which every fork refuses, leave the micro-batch and the tensor-parallel size unknown.
 
 Derived values, with Megatron-LM's own formulas:
 
@@ -296,6 +298,7 @@ def _take_flags(b: Builder, prefix: str) -> bool:
 
     b.take(Dim.HIDDEN, flag("hidden-size"))
     b.take(Dim.HEADS, flag("num-attention-heads"))
+    _head_type(b, flag("attention-head-type"))
     gqa = b.lookup(flag("group-query-attention"))
     if gqa is not None and gqa.value is True:
         b.take(Dim.KV_HEADS, flag("num-query-groups"))
@@ -327,6 +330,7 @@ def _take_flags(b: Builder, prefix: str) -> bool:
         _moe_routing(b, flag, experts)
     else:
         gated_experts = _take_megablocks_moe(b, flag)
+    _refused(b, flag)
     b.take(Dim.TP, flag("tensor-model-parallel-size"))
     for dim, key in _PARALLEL:
         b.take(dim, flag(key.replace("_", "-")))
@@ -383,6 +387,54 @@ def _take_flags(b: Builder, prefix: str) -> bool:
     if fork_width is not None and b.gated_mlp is False:
         b.gated_mlp = None
     return swiglu_width
+
+
+# Megatron-LM's first spellings of the micro-batch and the tensor-parallel size, which its
+# forks still parse only to refuse: a run passing one stops at start-up ("--batch-size argument
+# is no longer valid, use --micro-batch-size instead"). Megatron-LM megatron/training/
+# arguments.py:591-599 (parsed at 2866-2868, 3111-3113) at d98e8a64; microsoft/Megatron-DeepSpeed
+# megatron/arguments.py:126-134 at f4157bea; bigcode-project/Megatron-LM megatron/arguments.py:
+# 124-132 at 7c325cd3 (parsed at 751, 1020).
+REFUSED_FLAGS = {
+    "batch-size": (Dim.MICRO_BATCH, "--micro-batch-size"),
+    "model-parallel-size": (Dim.TP, "--tensor-model-parallel-size"),
+}
+
+
+def _refused(b: Builder, flag: Callable[[str], str]) -> None:
+    """``--batch-size`` / ``--model-parallel-size``: what they once meant is not what a run
+    gets, since every fork refuses them; the micro-batch and the tensor-parallel size are
+    unknown then (the value is shown, with the flag the forks take instead)."""
+    for name, (dim, instead) in REFUSED_FLAGS.items():
+        old = b.lookup(flag(name))
+        if old is None:
+            continue
+        written = old.expression or str(old.value)
+        why = f"--{name} {written}: refused by Megatron-LM and its forks (they take {instead})"
+        b.set(dim, _unknown(old, why))
+
+
+# BigCode's fork (bigcode-project/Megatron-LM at 7c325cd3): ``--attention-head-type``, one of
+# ``multihead`` and ``multiquery`` (megatron/arguments.py:575-578). Multi-query attention
+# projects the queries per head but keys and values once, ``2 · kv_channels`` wide, shared by
+# every head (megatron/model/transformer.py:627-641; one head in the core attention, line
+# 732): one KV head. Multi-head projects all three per head (lines 618-625).
+HEAD_TYPE_KV = {"multiquery": "one KV head shared by all heads (multi-query attention)"}
+
+
+def _head_type(b: Builder, key: str) -> None:
+    """KV heads from BigCode's ``--attention-head-type``: 1 for ``multiquery``; ``multihead``
+    keeps the default (the heads); a type picked in a branch leaves them unknown."""
+    kind = b.lookup(key)
+    if kind is None:
+        return
+    if not kind.known:
+        b.set(Dim.KV_HEADS, kind)
+        return
+    written = str(kind.value)
+    if written in HEAD_TYPE_KV:
+        formula = f"{kind.key} {written}: {HEAD_TYPE_KV[written]}"
+        b.set(Dim.KV_HEADS, derived(1, (kind,), formula, kind=Derivation.CONVERSION))
 
 
 # Flags only Megatron-DeepSpeed's MoE has (megatron/arguments.py:606-620, 1159 in

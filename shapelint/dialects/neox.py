@@ -13,7 +13,10 @@ stage count is 1: ``pp = pipe_parallel_size if pipe_parallel_size >= 1 else 1`` 
 ``megatron/initialize.py``),
 ``make_vocab_size_divisible_by`` (the vocab knob; NeoX's default is 128), ``precision`` or
 ``fp16.enabled`` / ``bf16.enabled``, ``activation`` (geglu, reglu, swiglu, glu, bilinear are
-gated), ``moe_num_experts``, ``moe_top_k``.
+gated), ``moe_num_experts``, ``moe_top_k``; forks' keys: ``mlp_type`` (EleutherAI's ``llama`` of
+2023-24 and Stability AI's ``gated``: a gated MLP ``int(8 · hidden/3)`` wide rounded up to 256
+or to ``mlp_multiple_of``, `_typed_mlp`) and Stability AI's ``attention_head_type``
+(``multiquery``: one KV head).
 
 NeoX configs carry no vocab size (it comes from the tokenizer), so vocab stays unknown; NeoX
 pads it to a multiple of ``make_vocab_size_divisible_by · model_parallel_size``
@@ -38,8 +41,9 @@ with swiglu and ``mlp_multiple_of: 256`` gives 11008).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from shapelint.core.model import Dim, ModelConfig, Value
+from shapelint.core.model import Derivation, Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Scalar, Sequence
 from shapelint.dialects.common import (
     Builder,
@@ -120,6 +124,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.HIDDEN, "hidden_size")
     b.take(Dim.HEADS, "num_attention_heads")
     b.take(Dim.KV_HEADS, "num_kv_heads")
+    _head_type(b)
     b.take(Dim.LAYERS, "num_layers")
     b.take(Dim.SEQ_LEN, "seq_length", "max_position_embeddings")
     b.take(Dim.MICRO_BATCH, "train_micro_batch_size_per_gpu")
@@ -145,8 +150,87 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
         b.rotary_fraction = b.lookup("rotary_pct")
     settle_dims(b)
     _stages(b)
+    mlp_type = b.lookup("mlp_type")
+    if mlp_type is not None and str(mlp_type.value).lower() != "regular":
+        _typed_mlp(b, mlp_type)
     _ffn(b, activation)
     return training_config(b)
+
+
+# Stability AI's NeoX fork: ``attention_head_type`` ``multihead`` (the default) or
+# ``multiquery``, whose keys and values are one head, ``2 · head_dim`` wide, shared by all heads
+# (Stability-AI/gpt-neox megatron/neox_arguments/neox_args.py:189-193, megatron/model/
+# transformer.py:636-659 at d2476c1f); its StableLM 2 configs add ``groupedquery`` with
+# ``num_kv_heads`` (Stability-AI/StableLM configs/stablelm-2-12b.yml:14-15 at 93eea082).
+
+
+def _head_type(b: Builder) -> None:
+    """One KV head under ``attention_head_type: multiquery``; a type picked elsewhere leaves the
+    KV heads unknown."""
+    kind = b.lookup("attention_head_type")
+    if kind is None or Dim.KV_HEADS in b.dims:
+        return
+    if not kind.known:
+        b.set(Dim.KV_HEADS, kind)
+    elif str(kind.value).lower() == "multiquery":
+        formula = "attention_head_type multiquery: one KV head shared by all heads"
+        b.set(Dim.KV_HEADS, derived(1, (kind,), formula, kind=Derivation.CONVERSION))
+
+
+# ``mlp_type`` in the NeoX trees of 2023-24 (EleutherAI's ``regular`` is the default MLP, read
+# by `_ffn`). EleutherAI's ``llama`` (megatron/neox_arguments/neox_args.py:355-360, picked at
+# megatron/model/transformer.py:762-777 at 299b68cd; removed at 22149f0f) builds
+# ``LLaMAParallelMLP``: gate, up and down projections ``int(2 · hidden · 4/3)`` rounded up to a
+# multiple of 256 (transformer.py:148-160; the layer never passes another multiple), whatever
+# ``activation`` says. Stability AI's fork, in which the StableLM models were trained, names it
+# ``gated`` and makes the multiple a setting, ``mlp_multiple_of`` (Stability-AI/StableLM
+# configs/stablelm-3b-4e1t.yml:19-21, stablelm-2-1_6b.yml, stablelm-2-12b.yml and the alpha v2
+# configs at 93eea082). The fork's own source after 2023-06 is not public in any snapshot read
+# here; the formula is EleutherAI's with the setting, and it gives the width published for
+# stablelm-3b-4e1t: hidden 2560 → 6912 (transformers src/transformers/models/stablelm/
+# configuration_stablelm.py, StableLmConfig's defaults "similar … to stabilityai/stablelm-3b-
+# 4e1t", at 05cd1ec1). A width the config states beside such a type has no known meaning there.
+TYPED_MLP_MULTIPLE = {"llama": 256, "gated": None}
+
+
+def gated_mlp_width(hidden: int, multiple: int) -> int:
+    """``LLaMAParallelMLP``'s width: ``int(2 · hidden · 4/3)`` rounded up to ``multiple``."""
+    return round_up(int(2 * hidden * 4 / 3), max(multiple, 1))
+
+
+def _typed_mlp(b: Builder, mlp_type: Value) -> None:
+    """The FFN of a NeoX ``mlp_type`` other than ``regular``: the gated width of `gated_mlp_width`
+    for ``llama`` and ``gated``, else (a type picked elsewhere, or one with no model here)
+    unknown, as is the width of a typed MLP whose config also states one."""
+    kind = str(mlp_type.value).lower() if mlp_type.known else ""
+    stated = b.lookup("intermediate_size") or b.lookup("expansion_factor")
+    hidden, h = b.dims.get(Dim.HIDDEN), b.int(Dim.HIDDEN)
+    if kind not in TYPED_MLP_MULTIPLE or stated is not None:
+        b.gated_mlp = True if kind in TYPED_MLP_MULTIPLE else None
+        written = mlp_type.expression or str(mlp_type.value)
+        why = f"mlp_type {written}" + (f" with {stated.key}" if stated is not None else "")
+        b.set(Dim.FFN, replace(mlp_type, value=None, known=False, expression=why))
+        return
+    b.gated_mlp = True
+    fixed = TYPED_MLP_MULTIPLE[kind]
+    knob = b.dims.get(Dim.FFN_MULTIPLE) if fixed is None else None
+    multiple = fixed if fixed is not None else b.int(Dim.FFN_MULTIPLE)
+    if multiple is None:  # Stability's gated MLP without its multiple: no default known
+        why = f"mlp_type {kind} without mlp_multiple_of"
+        b.set(Dim.FFN, replace(mlp_type, value=None, known=False, expression=why))
+        return
+    if hidden is None or not h:
+        return
+    sources: tuple[Value, ...] = (hidden, mlp_type) + ((knob,) if knob is not None else ())
+    shown = "mlp_multiple_of" if fixed is None else str(fixed)
+    formula = f"NeoX mlp_type {kind}: {shown} · ⌈int(2 · hidden · 4/3) / {shown}⌉"
+
+    def recompute(get: Callable[[Dim], int | None]) -> int | None:
+        new_h = get(Dim.HIDDEN)
+        m = fixed if fixed is not None else get(Dim.FFN_MULTIPLE)
+        return gated_mlp_width(new_h, m) if new_h and m else None
+
+    b.derive(Dim.FFN, derived(gated_mlp_width(h, multiple), sources, formula), recompute)
 
 
 def _stages(b: Builder) -> None:

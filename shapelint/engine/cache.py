@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from shapelint import __version__
 from shapelint.core.digest import digest, keyed_digest
+from shapelint.engine.tree import unchanged
 
 if TYPE_CHECKING:
     from shapelint.engine.discover import SourceFile
@@ -272,6 +273,9 @@ class LintCache:
                 raise ValueError("not written by this user's shapelint")
             result = pickle.loads(payload)  # only bytes this user's shapelint signed
         except Exception:  # missing, unsigned, unreadable or from another Python: a miss
+            self.misses += 1
+            return None
+        if not unchanged(result.doc.depends_on):  # a file its reading rested on changed
             self.misses += 1
             return None
         self.hits += 1

@@ -29,7 +29,7 @@ from shapelint.core.text import shown_path
 from shapelint.engine.options import LintOptions
 from shapelint.engine.pipeline import READ_PROBLEM, lint_document, lint_parsed
 from shapelint.engine.results import FileResult, LintResult
-from shapelint.readers import parse
+from shapelint.engine.tree import parse_in_tree
 
 # Passes of fix → re-lint → fix; a fix can make another one possible (a conflicting fix of
 # the same value waits for the next pass), but a file that keeps changing is a bug.
@@ -264,7 +264,7 @@ def verify(
         data = encode(text, doc.encoding, doc.bom)
     except UnicodeEncodeError:
         return f"the fixed text cannot be written as {doc.encoding}"
-    new_doc = parse(doc.path, data, doc.format)
+    new_doc = parse_in_tree(doc.path, data, doc.format)
     if not new_doc.ok:
         problem = next(p for p in new_doc.problems if p.code == READ_PROBLEM)
         return f"the fixed file would not parse ({problem.message})"
@@ -517,7 +517,9 @@ def fix_paths(
             # Unchanged since it was linted: the same bytes parse to the same document.
             fixed = fix_document(linted, file_options, unsafe=unsafe, findings=file_result.findings)
         else:
-            changed_on_disk = parse(source.path, snap.data, source.kind, file_options.budget)
+            changed_on_disk = parse_in_tree(
+                source.path, snap.data, source.kind, file_options.budget
+            )
             fixed = fix_document(changed_on_disk, file_options, unsafe=unsafe)
         file_fix = FileFix(file_result, fixed, snap.data, snap.mtime_ns, snap.size)
         run.files.append(file_fix)
@@ -536,7 +538,7 @@ def fix_paths(
         if not relint:
             continue
         # What was written is the verified document's text: lint that document, not the file.
-        final = fixed.final or parse(source.path, file_fix.new_bytes(), source.kind)
+        final = fixed.final or parse_in_tree(source.path, file_fix.new_bytes(), source.kind)
         relinted[source.path] = lint_parsed(source, final, file_options)
     if relinted or len(errors) > len(result.errors):
         files = [relinted.get(r.source.path, r) for r in result.files]

@@ -11,7 +11,9 @@ document, then the config rules, then the rules about suppressions, which see ev
 finding. Nothing here names a rule, except the reading problem (SL000) a read failure is.
 
 Everything is a pure function of the file's contents and the options, except reading the
-file. Parsers and rules never raise on bad input.
+file and what its reading rests on in the same project (a script's sourced files, the module of
+a preset the config names: `shapelint.engine.tree`, `shapelint.engine.presets`), which the
+document records. Parsers and rules never raise on bad input.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from shapelint.core.model import Finding, ModelConfig, Target
 from shapelint.core.source import Document, LineIndex, Problem, file_disables, suppression_reason
 from shapelint.engine.discover import SourceFile
 from shapelint.engine.options import LintOptions
+from shapelint.engine.presets import preset_configs
 from shapelint.engine.reading import read_failure, read_source
 from shapelint.engine.results import FileResult, Suppressed
 from shapelint.engine.selection import matches, selected, with_severity
 from shapelint.engine.target import fixed_target, resolve_target
-from shapelint.readers import parse
+from shapelint.engine.tree import parse_in_tree
 from shapelint.rules import REGISTRY, config_rules, rules_of
 
 if TYPE_CHECKING:
@@ -163,6 +166,9 @@ def lint_document_suppressed(
 
     findings = [with_severity(f, options) for f in _problem_findings(doc) if chosen(f.code)]
     configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
+    if doc.ok and not configs:
+        # a file that names its model's preset instead of stating it (engine.presets)
+        configs = preset_configs(doc, options.extra_keys)
     if doc.ok:
         for module in rules_of("document"):
             if chosen(module.RULE.code):
@@ -233,7 +239,7 @@ def lint_source(
             return hit
     try:
         with cpu_limit(options.budget.max_seconds_per_file):
-            doc = parse(source.path, data, source.kind, options.budget)
+            doc = parse_in_tree(source.path, data, source.kind, options.budget)
             result = _finish(source, doc, *lint_document_suppressed(doc, options), options, read)
         if key is not None and cache is not None:
             cache.put(key, result)

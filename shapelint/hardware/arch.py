@@ -14,7 +14,8 @@ The constants (`FAMILY_FIELDS`) and what reads them:
   (`shapelint.perf.estimate`);
 - ``attention_figures``: whose FlashAttention figures stand for the GPU
   (`shapelint.perf.attention`);
-- ``align_factor`` and ``tile_overhead_k``: the GEMM model (`shapelint.perf.gemm`);
+- ``align_factor``, ``kernel_cliffs`` and ``tile_overhead_k``: the GEMM model
+  (`shapelint.perf.gemm`);
 - ``default_flash_kernel``: the kernel ``--attention flash`` runs (`shapelint.perf.workload`).
 """
 
@@ -63,6 +64,81 @@ def _align(raw: object) -> Mapping[int, float]:
     return MappingProxyType(dict(sorted(out.items())))
 
 
+Regime = str  # "tiled" (thread-block tiles) or "skinny" (M ≤ 64: GEMV and split-K kernels)
+REGIMES = ("tiled", "skinny")
+OPERANDS = ("A", "B", "C")
+CLIFF_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+
+@dataclass(frozen=True)
+class Cliff:
+    """One measured kernel-selection cliff: GEMMs of ``dtypes`` in ``regime`` whose leading
+    dimension of one of ``operands`` (A, B, the output C) is aligned to at most
+    ``ld_align_bytes`` bytes run in a slower kernel family, at ``factor`` of the aligned
+    model's rate (compute and memory alike). ``measured`` names the measurement."""
+
+    dtypes: tuple[str, ...]
+    regime: Regime
+    ld_align_bytes: int
+    operands: tuple[str, ...]
+    factor: float
+    measured: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as a GPU table writes it."""
+        return {
+            "dtypes": list(self.dtypes),
+            "regime": self.regime,
+            "ld_align_bytes": self.ld_align_bytes,
+            "operands": list(self.operands),
+            "factor": self.factor,
+            "measured": self.measured,
+        }
+
+
+def _pick(raw: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    values = raw.get(key)
+    if not isinstance(values, (list, tuple)) or not values:
+        raise ValueError(f"{key}: expected a non-empty list of {', '.join(allowed)}")
+    out = tuple(str(v) for v in values)
+    bad = [v for v in out if v not in allowed]
+    if bad:
+        raise ValueError(f"{key}: {', '.join(bad)} not one of {', '.join(allowed)}")
+    return out
+
+
+def _cliffs(raw: object) -> tuple[Cliff, ...]:
+    if not isinstance(raw, (list, tuple)):
+        raise ValueError(f"expected a list of cliffs, got {raw!r}")
+    out: list[Cliff] = []
+    for i, row in enumerate(raw):
+        try:
+            if not isinstance(row, Mapping):
+                raise ValueError("expected a mapping")
+            regime = str(row.get("regime"))
+            if regime not in REGIMES:
+                raise ValueError(f"regime {regime!r} not one of {', '.join(REGIMES)}")
+            nbytes = int(row["ld_align_bytes"])
+            if nbytes <= 0 or nbytes & (nbytes - 1):
+                raise ValueError(f"ld_align_bytes {nbytes} is not a power of two")
+            measured = row.get("measured")
+            if not isinstance(measured, str) or not measured:
+                raise ValueError("measured: the measurement the factor comes from is required")
+            out.append(
+                Cliff(
+                    dtypes=_pick(row, "dtypes", CLIFF_DTYPES),
+                    regime=regime,
+                    ld_align_bytes=nbytes,
+                    operands=_pick(row, "operands", OPERANDS),
+                    factor=_fraction(row.get("factor")),
+                    measured=measured,
+                )
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"cliff {i}: {exc}") from None
+    return tuple(out)
+
+
 def _name(raw: object) -> str:
     if not isinstance(raw, str) or not raw:
         raise ValueError(f"expected a name, got {raw!r}")
@@ -77,6 +153,7 @@ FAMILY_FIELDS: Mapping[str, Callable[[object], Any]] = MappingProxyType(
         "attention_scale": _scales,
         "attention_figures": _name,
         "align_factor": _align,
+        "kernel_cliffs": _cliffs,
         "tile_overhead_k": _non_negative,
         "default_flash_kernel": _name,
     }

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from shapelint.core.digest import digest
 from shapelint.core.limits import non_finite
 from shapelint.core.text import one_line
-from shapelint.hardware.arch import UNKNOWN, Family, families_from, inherit
+from shapelint.hardware.arch import UNKNOWN, Cliff, Family, families_from, inherit
 
 T = TypeVar("T")
 
@@ -83,6 +83,7 @@ class GPU:
     attention_scale: Mapping[str, float]
     attention_figures: str
     align_factor: Mapping[int, float]
+    kernel_cliffs: tuple[Cliff, ...]
     tile_overhead_k: float
     default_flash_kernel: str
     aliases: tuple[str, ...] = ()
@@ -277,6 +278,7 @@ def _gpus_from(
                 attention_scale=constants["attention_scale"],
                 attention_figures=constants["attention_figures"],
                 align_factor=constants["align_factor"],
+                kernel_cliffs=constants["kernel_cliffs"],
                 tile_overhead_k=constants["tile_overhead_k"],
                 default_flash_kernel=constants["default_flash_kernel"],
                 arch=taken.family,

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 # Dense bf16 peak of the GPUs the figures were measured on (TFLOP/s; gpus.yaml has the same).
@@ -427,4 +428,50 @@ def attention_fraction(kernel: str, figures: str, pass_: str, d: int, s: int) ->
     return rate / PAPER_PEAK[gpu]
 
 
-__all__ = ["PAPER_PEAK", "SERIES", "attention_fraction", "fit_curve", "kernel_on", "paper_rate"]
+@dataclass(frozen=True)
+class UnfusedCalibration:
+    """The memory-bound kernels of unfused attention, each at a measured fraction of the GPU
+    family's streaming bandwidth (``memory_stream_fraction``): they move the b·h·s² scores
+    row by row (a softmax reads each row for its maximum and its sum before writing it), so
+    they reach less than a plain stream. The bmms of unfused attention are GEMMs
+    (`shapelint.perf.gemm`, at their head dim's alignment).
+
+    Fitted on the fit head dims (64, 96, 128, 140, 192) of our H200 measurements,
+    benchmarks/results/nvidia-h200/round2/unfused.csv (b·h = 128, s = 2048, bf16; split in its
+    SPLIT.md), against the H200's streaming rate (0.852 × 4800 GB/s): ``softmax_fwd``, one
+    softmax kernel reading and writing the scores (torch.softmax; Megatron's and Transformer
+    Engine's fused scale-mask-softmax kernels read and write the same bytes in one pass);
+    ``softmax_bwd``, its backward (reads probabilities and their gradient, writes one tensor);
+    ``mask``, an eager mask applied as its own kernel (masked_fill with the broadcast causal
+    mask, forward and backward alike). ``python benchmarks/kernel_report.py unfused-fit`` refits
+    them; held out: 0.394, 0.538 and 0.244. The same fractions stand for every GPU family (no
+    other GPU measured).
+    """
+
+    softmax_fwd: float = 0.400
+    softmax_bwd: float = 0.538
+    mask: float = 0.243
+
+    def efficiency(self, name: str, pass_: str) -> float:
+        """The fraction of the streaming bandwidth the memory-bound op ``name`` (a step's
+        `shapelint.perf.ops.MemOp` name) reaches in ``pass_``; 1.0 for every other op."""
+        if name == "softmax":
+            return self.softmax_fwd if pass_ in ("fwd", "recompute") else self.softmax_bwd
+        if name == "attention_mask":
+            return self.mask
+        return 1.0
+
+
+UNFUSED = UnfusedCalibration()
+
+
+__all__ = [
+    "PAPER_PEAK",
+    "SERIES",
+    "UNFUSED",
+    "UnfusedCalibration",
+    "attention_fraction",
+    "fit_curve",
+    "kernel_on",
+    "paper_rate",
+]

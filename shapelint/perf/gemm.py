@@ -11,13 +11,24 @@ when batch > 1). The model, from NVIDIA's *Matrix Multiplication Background* gui
 - **waves**: tiles run in waves of one per SM, so ⌈tiles / SMs⌉ waves are paid in full.
 - **split-K**: when the tiles cannot fill the GPU, K may be split into parts computed by
   separate tiles and summed by a second pass (what cuBLAS and XLA do for small outputs).
-- **alignment**: a contiguous dimension (K for both operands of ``X·Wᵀ``, N of the output; see
-  `gemm_time` for the other layouts) that is not a multiple of 16 bytes loses the vectorized
-  loads, and one that is a multiple of 16 B but not of the GPU's best alignment (128 B on A100
-  and later) loses a little; the penalty curve is the GPU family's ``gpu.align_factor`` (the
-  GPU table: Ampere's from Anthony et al. 2024, Fig. 7; Hopper's from one published point).
-- **roofline**: bytes moved (A, B and C once each) over the memory bandwidth bounds the time
-  from below; the slower of compute and memory binds.
+- **alignment**, by operand (`alignment`): each operand's leading dimension — A's K or M, B's
+  K or N by layout, the output C's N — in bytes. A dimension that leads some operand and is not
+  a multiple of the GPU's best alignment (128 B on A100 and later) costs the GPU family's
+  ``gpu.align_factor`` for its alignment class (the GPU table: Ampere's from Anthony et al.
+  2024, Fig. 7; Hopper's from our H200 measurements); misaligned dimensions multiply (a K and
+  an N misaligned at 16 B cost both factors, as measured on the H200). The output's N costs
+  nothing from 16 B up (NVIDIA's tile-quantization example is flat there). When a leading
+  dimension falls under one of the family's measured ``gpu.kernel_cliffs`` (a dtype, a regime
+  — thread-block tiles or skinny —, the operands it concerns and an alignment at or below
+  which cuBLAS switches to a slower kernel family), the first such cliff's factor replaces
+  the curve. Plain fp32 GEMMs run on the CUDA
+  cores (SIMT kernels with scalar loads), not the Tensor Cores: no alignment cost (our H200
+  fp32 rows: odd K or N within 5% of aligned). The factor scales the whole kernel body, its
+  compute and its memory stream alike (a misaligned skinny GEMM streams slower too: H200, M 16).
+- **roofline**: bytes moved (A, B and C once each) over the achievable memory bandwidth — the
+  datasheet figure times the GPU family's measured streaming fraction
+  (``gpu.memory_stream_fraction``, the same figure the memory-bound ops of a step use) —
+  bounds the time from below; the slower of compute and memory binds.
 - a fixed launch overhead is added.
 
 The best tile (and split) is taken, as a well-tuned library would. Every constant sits in
@@ -35,11 +46,13 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from shapelint.core.dtypes import ELEMENT_BYTES
+from shapelint.hardware.arch import Cliff
 from shapelint.hardware.gpus import GPU
 
 Bound = Literal["compute", "memory"]
 AContig = Literal["k", "m"]
 BContig = Literal["k", "n"]
+Operand = Literal["A", "B", "C"]
 
 
 @dataclass(frozen=True)
@@ -71,9 +84,6 @@ class Calibration:
     # Launch and fixed overhead per GEMM call. XLA sm_90 fit; the table's floor is 5.2 µs
     # (256×256×256 bf16).
     launch_s: float = 5.7e-6
-    # Achievable fraction of the datasheet memory bandwidth. XLA sm_90 fit (the fit settles
-    # on the datasheet figure itself).
-    memory_efficiency: float = 1.0
     # Skinny GEMMs (M ≤ skinny_max_m rows, e.g. decode at a small batch): cuBLAS runs GEMV and
     # split-K kernels over narrow tiles rather than 64×64 and wider thread-block tiles, so no
     # tile or wave of M is wasted beyond the Tensor Core's 16-row MMA granularity and K is split
@@ -94,6 +104,35 @@ CALIBRATION = Calibration()
 OUTPUT_BYTES: Mapping[str, int] = MappingProxyType(
     {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 2}
 )
+
+
+@dataclass(frozen=True)
+class LeadingDim:
+    """One operand's leading dimension: which operand, which GEMM dim it is, and the largest
+    power of two (bytes) dividing its size in bytes."""
+
+    operand: Operand
+    dim: str
+    align_bytes: int
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """What alignment costs one GEMM: the throughput ``factor`` (≤ 1), the leading dimensions
+    below the GPU's best alignment (``misaligned``), and the measured cliff that set the factor
+    (None when the family's curve did)."""
+
+    factor: float
+    misaligned: tuple[LeadingDim, ...] = ()
+    cliff: Cliff | None = None
+
+    def describe(self) -> str:
+        """``A's K (2 B), C's N (2 B); kernel cliff (hopper, bf16 tiled)`` or ""."""
+        parts = [f"{d.operand}'s {d.dim.upper()} ({d.align_bytes} B)" for d in self.misaligned]
+        text = ", ".join(parts)
+        if self.cliff is not None:
+            text += f"; kernel cliff ({'/'.join(self.cliff.dtypes)} {self.cliff.regime})"
+        return text
 
 
 @dataclass(frozen=True)
@@ -127,6 +166,8 @@ class GemmTime:
     lost_tiles_s: float
     lost_waves_s: float
     lost_alignment_s: float
+    # Which leading dimensions are misaligned and what set the factor (`alignment`).
+    alignment: Alignment = Alignment(1.0)
 
     def report(self) -> dict[str, Any]:
         """The timing as JSON-ready data (``explain`` and ``gemm`` print it); the lost times
@@ -146,6 +187,7 @@ class GemmTime:
             "waves": self.waves,
             "wave_efficiency": self.wave_efficiency,
             "align_factor": self.align_factor,
+            "misaligned": self.alignment.describe(),
             "lost_tiles": self.lost_tiles_s * share,
             "lost_waves": self.lost_waves_s * share,
             "lost_alignment": self.lost_alignment_s * share,
@@ -157,13 +199,78 @@ def largest_pow2_divisor(n: int) -> int:
     return n & -n
 
 
-def _align_factor_of(nbytes: int, gpu: GPU, free_from: int) -> float:
-    """Throughput factor for a contiguous dimension of ``nbytes`` bytes (the GPU family's
-    alignment curve, ``gpu.align_factor``)."""
-    p = largest_pow2_divisor(nbytes)
-    if p >= gpu.best_align_bytes or p >= free_from:
-        return 1.0
-    return gpu.align_factor.get(p, 1.0)
+def achievable_bandwidth(gpu: GPU) -> float:
+    """Bytes/s a streaming kernel reaches on ``gpu``: the datasheet bandwidth times the
+    family's measured streaming fraction (the GPU table, ``memory_stream_fraction``)."""
+    return gpu.mem_bw_gbs * 1e9 * gpu.memory_stream_fraction
+
+
+def leading_dims(
+    m: int, n: int, k: int, dtype: str, a_contig: AContig = "k", b_contig: BContig = "k"
+) -> tuple[LeadingDim, ...]:
+    """The leading dimensions of A, B and the output C (cuBLAS's lda, ldb, ldc for row-major
+    operands) with their alignment in bytes."""
+    elem = ELEMENT_BYTES[dtype]
+    dims = {"m": m, "n": n, "k": k}
+    return (
+        LeadingDim("A", a_contig, largest_pow2_divisor(dims[a_contig] * elem)),
+        LeadingDim("B", b_contig, largest_pow2_divisor(dims[b_contig] * elem)),
+        LeadingDim("C", "n", largest_pow2_divisor(n * OUTPUT_BYTES[dtype])),
+    )
+
+
+def alignment(
+    m: int,
+    n: int,
+    k: int,
+    *,
+    gpu: GPU,
+    dtype: str,
+    a_contig: AContig = "k",
+    b_contig: BContig = "k",
+    skinny: bool = False,
+    calibration: Calibration = CALIBRATION,
+) -> Alignment:
+    """What the operands' alignment costs this GEMM on ``gpu`` (see the module docstring).
+
+    ``skinny`` selects the skinny regime's cliffs (M ≤ `Calibration.skinny_max_m`)."""
+    if dtype == "fp32":
+        # CUDA-core SIMT kernels: no Tensor Core alignment rule applies.
+        return Alignment(1.0)
+    lds = leading_dims(m, n, k, dtype, a_contig, b_contig)
+    misaligned = tuple(d for d in lds if d.align_bytes < gpu.best_align_bytes)
+    regime = "skinny" if skinny else "tiled"
+    cliff = first_cliff(gpu.kernel_cliffs, dtype, regime, misaligned)
+    if cliff is not None:
+        return Alignment(cliff.factor, misaligned, cliff)
+    factor = 1.0
+    for dim in ("m", "n", "k"):
+        counted = [
+            d.align_bytes
+            for d in misaligned
+            if d.dim == dim
+            and not (d.operand == "C" and d.align_bytes >= calibration.output_free_align_bytes)
+        ]
+        if counted:
+            factor *= gpu.align_factor.get(min(counted), 1.0)
+    return Alignment(factor, misaligned)
+
+
+def first_cliff(
+    cliffs: tuple[Cliff, ...], dtype: str, regime: str, misaligned: tuple[LeadingDim, ...]
+) -> Cliff | None:
+    """The first of ``cliffs`` (the GPU table lists them most specific first) that fires for a
+    GEMM of ``dtype`` in ``regime`` with these ``misaligned`` leading dimensions, or None."""
+    for c in cliffs:
+        if (
+            dtype in c.dtypes
+            and c.regime == regime
+            and any(
+                d.operand in c.operands and d.align_bytes <= c.ld_align_bytes for d in misaligned
+            )
+        ):
+            return c
+    return None
 
 
 def alignment_factor(
@@ -175,16 +282,21 @@ def alignment_factor(
     dtype: str,
     a_contig: AContig = "k",
     b_contig: BContig = "k",
+    skinny: bool = False,
     calibration: Calibration = CALIBRATION,
 ) -> float:
-    """The throughput factor (≤ 1) of the worst-aligned contiguous dimension."""
-    elem = ELEMENT_BYTES[dtype]
-    dims = {"m": m, "n": n, "k": k}
-    factor = 1.0
-    for d in {a_contig, b_contig}:
-        factor = min(factor, _align_factor_of(dims[d] * elem, gpu, 1 << 62))
-    out = _align_factor_of(n * OUTPUT_BYTES[dtype], gpu, calibration.output_free_align_bytes)
-    return min(factor, out)
+    """The throughput factor (≤ 1) of `alignment`."""
+    return alignment(
+        m,
+        n,
+        k,
+        gpu=gpu,
+        dtype=dtype,
+        a_contig=a_contig,
+        b_contig=b_contig,
+        skinny=skinny,
+        calibration=calibration,
+    ).factor
 
 
 def gemm_time(
@@ -215,14 +327,23 @@ def gemm_time(
     flops = 2.0 * m * n * k * batch
     nbytes = float(batch * (m * k * elem + k * n * elem + m * n * OUTPUT_BYTES[dtype]))
     rate = gpu.achievable_flops(dtype)
-    bandwidth = gpu.mem_bw_gbs * 1e9 * cal.memory_efficiency
+    bandwidth = achievable_bandwidth(gpu)
     overhead_k = gpu.tile_overhead_k
-    align = alignment_factor(
-        m, n, k, gpu=gpu, dtype=dtype, a_contig=a_contig, b_contig=b_contig, calibration=cal
+    skinny = m <= cal.skinny_max_m and tile is None
+    align = alignment(
+        m,
+        n,
+        k,
+        gpu=gpu,
+        dtype=dtype,
+        a_contig=a_contig,
+        b_contig=b_contig,
+        skinny=skinny,
+        calibration=cal,
     )
     ideal = flops / rate
 
-    if m <= cal.skinny_max_m and tile is None:
+    if skinny:
         return _skinny_time(m, n, k, batch, flops, nbytes, rate, bandwidth, align, gpu, cal)
 
     tiles = [t for t in cal.tiles if tile is None or (t[0], t[1]) == tile]
@@ -238,21 +359,20 @@ def gemm_time(
             k_part = math.ceil(k / split)
             n_tiles = tiles_mn * batch * split
             waves = math.ceil(n_tiles / gpu.sms)
-            # Time of all tiles if spread perfectly over the SMs, then whole waves, then the
-            # alignment penalty on top.
+            # Time of all tiles if spread perfectly over the SMs, then whole waves.
             spread = n_tiles * 2.0 * tm * tn * (k_part + overhead_k) / (rate * eff)
             waved = spread * waves * gpu.sms / n_tiles
-            compute = waved / align
             if split > 1:
                 # The reduction of the parts counts with the tiles: it is how the work was cut.
                 spread += cal.split_k_overhead_s
                 waved += cal.split_k_overhead_s
-                compute += cal.split_k_overhead_s
-            if best is None or compute < best[0]:
-                best = (compute, tm, tn, split, n_tiles, waves, spread, waved)
+            if best is None or waved < best[0]:
+                best = (waved, tm, tn, split, n_tiles, waves, spread)
     assert best is not None
-    compute, tm_f, tn_f, split_f, n_tiles_f, waves_f, spread, waved = best
-    memory = nbytes / bandwidth
+    waved, tm_f, tn_f, split_f, n_tiles_f, waves_f, spread = best
+    # The alignment factor slows the kernel's compute and its memory stream alike.
+    compute = waved / align.factor
+    memory = nbytes / bandwidth / align.factor
     body = max(compute, memory)
     time_s = cal.launch_s + body
     return GemmTime(
@@ -269,14 +389,15 @@ def gemm_time(
         waves=int(waves_f),
         wave_efficiency=n_tiles_f / (waves_f * gpu.sms),
         tile_efficiency=ideal / spread,
-        align_factor=align,
+        align_factor=align.factor,
         compute_s=compute,
         memory_s=memory,
         launch_s=cal.launch_s,
         ideal_s=ideal,
         lost_tiles_s=spread - ideal,
         lost_waves_s=waved - spread,
-        lost_alignment_s=compute - waved,
+        lost_alignment_s=body - max(waved, memory * align.factor),
+        alignment=align,
     )
 
 
@@ -289,7 +410,7 @@ def _skinny_time(
     nbytes: float,
     rate: float,
     bandwidth: float,
-    align: float,
+    align: Alignment,
     gpu: GPU,
     cal: Calibration,
 ) -> GemmTime:
@@ -304,9 +425,10 @@ def _skinny_time(
     # The split-K reduction is a fixed cost beside the launch, not work that competes with
     # the memory stream.
     launch = cal.launch_s + (cal.split_k_overhead_s if split > 1 else 0.0)
-    compute = spread / align
-    memory = nbytes / bandwidth
-    time_s = launch + max(compute, memory)
+    compute = spread / align.factor
+    memory = nbytes / bandwidth / align.factor
+    body = max(compute, memory)
+    time_s = launch + body
     return GemmTime(
         time_s=time_s,
         flops=flops,
@@ -321,12 +443,13 @@ def _skinny_time(
         waves=1,
         wave_efficiency=min(1.0, n_tiles * split / gpu.sms),
         tile_efficiency=ideal / spread,
-        align_factor=align,
+        align_factor=align.factor,
         compute_s=compute,
         memory_s=memory,
         launch_s=launch,
         ideal_s=ideal,
         lost_tiles_s=spread - ideal,
         lost_waves_s=0.0,
-        lost_alignment_s=spread / align - spread,
+        lost_alignment_s=body - body * align.factor,
+        alignment=align,
     )

@@ -32,6 +32,7 @@ from types import MappingProxyType
 
 from shapelint.core.model import Dim, ModelConfig, Target
 from shapelint.hardware.gpus import GPU
+from shapelint.perf.attention import UNFUSED
 from shapelint.perf.fusion import fusions
 from shapelint.perf.workload import (
     ATTENTION_OPS,
@@ -94,7 +95,8 @@ BATCH_FIRST_TP = frozenset({"pytorch", "compile"})
 def memop_time(op: MemOp, gpu: GPU, scale: float = 1.0) -> MemOpTime:
     """Time of one call of ``op``: bytes at the achievable bandwidth (or over the link) plus
     the kernel floor, times ``scale``; ``exposed_s`` is what remains after ``overlap_s``."""
-    local = gpu.mem_bw_gbs * gpu.memory_stream_fraction
+    # The scores of unfused attention stream slower than a plain copy (measured, `UNFUSED`).
+    local = gpu.mem_bw_gbs * gpu.memory_stream_fraction * UNFUSED.efficiency(op.name, op.pass_)
     bandwidth = op.link_gbs if op.link_gbs is not None else local
     time_s = (op.bytes / (bandwidth * 1e9) + op.kernels * KERNEL_FLOOR_S) * scale
     exposed = max(0.0, time_s - op.overlap_s)
@@ -260,13 +262,16 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
             add(f"{name}activation", elems, 2.0 * e, 3.0 * e, count, note="GELU: read, write")
     # Unfused attention materializes the b·(a/t)·s² scores. Fused scale-mask-softmax: read
     # scores, write probs (backward: read probs, dprobs; write dscores). Eager: scale, mask,
-    # softmax as three kernels (6e forward, 7e backward).
+    # softmax as three kernels (2e each forward; the softmax's backward 3e). The softmax and
+    # the mask run at their measured share of the streaming bandwidth (`UNFUSED`).
     if target.attention == "unfused" and target.mode != "decode":
         scores = b * -(-a // t) * s * keys
         if "softmax" in fused:
             add("softmax", scores, 2.0 * e, 3.0 * e, n_layers, note="fused scale-mask-softmax")
         else:
-            add("softmax", scores, 6.0 * e, 7.0 * e, n_layers, (3, 3), "eager scale, mask, softmax")
+            add("attention_scale", scores, 2.0 * e, 2.0 * e, n_layers, note="eager scale")
+            add("attention_mask", scores, 2.0 * e, 2.0 * e, n_layers, note="eager causal mask")
+            add("softmax", scores, 2.0 * e, 3.0 * e, n_layers, note="eager softmax")
     # Embedding: gather b·s rows (read, write); backward scatters into the (vocab/t)·h
     # gradient, zeroed and written in fp32 once.
     # Learned positions: the s rows of the position table added to the token rows (no vocab

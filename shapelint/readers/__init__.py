@@ -6,15 +6,30 @@ problem on the document. Heavy parsers (libcst) are imported only when a file ne
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from shapelint.core.limits import DEFAULT, Budget, check_python
 from shapelint.core.source import Document, LineIndex, Problem, decode
 
 
-def parse(path: str, data: bytes, kind: str, budget: Budget = DEFAULT) -> Document:
+class OtherFiles(Protocol):
+    """The other files of a linted file's project that a reader may read (a script's sourced
+    ``CONFIG.sh``): the engine decides which and within what bounds."""
+
+    def read(self, name: str, beside: str) -> tuple[str, str] | None:
+        """``(path, text)`` of the file ``name``, relative to the directory of the file
+        ``beside``, or None when it may not or cannot be read."""
+        ...
+
+
+def parse(
+    path: str, data: bytes, kind: str, budget: Budget = DEFAULT, files: OtherFiles | None = None
+) -> Document:
     """Parse ``data`` read from ``path`` as ``kind`` (json, yaml, python, toml, shell).
 
     Undecodable bytes are an SL000 problem at the first bad byte's line and column; a
-    Python file over ``budget`` is one SL000 problem and never reaches libcst.
+    Python file over ``budget`` is one SL000 problem and never reaches libcst. ``files``: the
+    other files the reader may read (a shell script's sourced files); without it, none.
     """
     try:
         text, encoding, bom = decode(data)
@@ -29,7 +44,7 @@ def parse(path: str, data: bytes, kind: str, budget: Budget = DEFAULT) -> Docume
             doc.problems.append(Problem("SL000", over.message, index.span(path, offset, offset)))
             doc.encoding, doc.bom = encoding, bom
             return doc
-    doc = _parse_text(path, text, kind)
+    doc = _parse_text(path, text, kind, files)
     doc.encoding, doc.bom = encoding, bom
     return doc
 
@@ -57,7 +72,7 @@ def _undecodable(path: str, data: bytes, kind: str, exc: UnicodeDecodeError) -> 
     return doc
 
 
-def _parse_text(path: str, text: str, kind: str) -> Document:
+def _parse_text(path: str, text: str, kind: str, files: OtherFiles | None) -> Document:
     if kind == "json":
         from shapelint.readers.json import parse_json
 
@@ -77,5 +92,5 @@ def _parse_text(path: str, text: str, kind: str) -> Document:
     if kind == "shell":
         from shapelint.readers.shell import parse_shell
 
-        return parse_shell(path, text)
+        return parse_shell(path, text, files)
     raise ValueError(f"unknown file kind {kind!r}")

@@ -27,7 +27,12 @@ picked by ``MODEL_SIZE`` or a debug switch).
 Flags kept in an option string, ``GPT_ARGS="--num-layers $NLAYERS …"`` passed on as
 ``$GPT_ARGS``, are read where the string is assigned: a double-quoted string expands its
 variables there; a single-quoted one expands them where it is used, so a value holding ``$``
-is unknown.
+is unknown. A string written in parts, ``"--tokenizer-model "$TOK" --num-layers 24"``, is one
+string as the shell joins it.
+
+A file the script sources (``. `pwd`/CONFIG.sh``, ``source ./env.sh``) is read where it is
+sourced, with the script's variables, when the engine lets the reader read it (`OtherFiles`:
+the same project, bounded); its values point at it.
 
 Inside ``case … esac`` a word followed by ``)`` or ``|`` is a pattern (a script's own
 argument parser: ``--seq-length) SEQ=$2 ;;``), not a flag.
@@ -52,6 +57,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shapelint.core.source import (
     Candidate,
@@ -66,6 +72,9 @@ from shapelint.core.source import (
     parse_suppression,
 )
 from shapelint.readers import hooks
+
+if TYPE_CHECKING:
+    from shapelint.readers import OtherFiles
 
 _SEPARATORS = frozenset("();|&")
 _FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\Z")
@@ -87,6 +96,9 @@ class _Word:
     value_start: int  # offset of the text inside quotes
     value_end: int
     quoted: bool = False
+    # A word of an option string whose ``$`` sits inside single quotes: expanded where the
+    # string is used, not where it is assigned (unknown to the reader).
+    literal: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,13 +168,53 @@ def _tokens(text: str, comments: list[_Comment] | None = None) -> list[_Token]:
 
 
 def _string_words(text: str, start: int, end: int) -> list[_Word]:
-    """The words of the quoted string ``text[start:end]`` as the shell splits it when the
-    variable that holds it is expanded unquoted (``$GPT_ARGS``): at blanks and newlines, a
-    ``\\`` before a newline dropped; quotes and separators inside it are plain characters."""
+    """The words of the value ``text[start:end]`` of an option string as the shell splits it
+    when the variable that holds it is expanded unquoted (``$GPT_ARGS``): at blanks and
+    newlines, a ``\\`` before a newline dropped. The value is one or more quoted strings and
+    unquoted expansions written together (``"--tokenizer-model "$TOK" --num-layers 24"`` is
+    one string holding ``$TOK``'s value): the quotes between them are no part of the words,
+    and quotes and separators inside them are plain characters. A word whose ``$`` is inside
+    single quotes is ``literal`` (expanded only where the string is used)."""
+    # (character, offset, inside single quotes, inside an unquoted expansion)
+    chars: list[tuple[str, int, bool, bool]] = []
+    i = start
+    while i < end:
+        c = text[i]
+        if c in "'\"":
+            after = min(_skip_quote(text, i), end)
+            close = after - 1 if after - 1 > i and text[after - 1] == c else after
+            chars.extend((text[j], j, c == "'", False) for j in range(i + 1, close))
+            i = after
+        elif c == "$" and text[i + 1 : i + 2] in ("{", "("):
+            stop = min(_skip_expansion(text, i), end)
+            chars.extend((text[j], j, False, True) for j in range(i, stop))
+            i = stop
+        else:
+            chars.append((c, i, False, False))
+            i += 1
     out: list[_Word] = []
-    for m in re.finditer(r"(?:[^\s\\]|\\(?!\r?\n))+", text[start:end]):
-        at, stop = start + m.start(), start + m.end()
-        out.append(_Word(text[at:stop], at, stop, at, stop))
+    run: list[tuple[str, int, bool, bool]] = []
+
+    def flush() -> None:
+        if run:
+            at, stop = run[0][1], run[-1][1] + 1
+            word = "".join(ch for ch, *_ in run)
+            literal = any(ch == "$" and single for ch, _, single, _ in run)
+            out.append(_Word(word, at, stop, at, stop, literal=literal))
+            run.clear()
+
+    k = 0
+    while k < len(chars):
+        ch, _, _, glued = chars[k]
+        nxt = chars[k + 1][0] if k + 1 < len(chars) else ""
+        crlf = nxt == "\r" and k + 2 < len(chars) and chars[k + 2][0] == "\n"
+        continuation = ch == "\\" and (nxt == "\n" or crlf)
+        if not glued and (ch.isspace() or continuation):
+            flush()
+        else:
+            run.append(chars[k])
+        k += 1
+    flush()
     return out
 
 
@@ -350,16 +402,15 @@ def _flag(
     i: int,
     tok: _Word,
     flags: _Flags,
-    expand: bool = True,
     known: bool = True,
 ) -> int:
     """Records ``tok`` when it is a ``--flag`` (its value ``--flag=value``, the next word, or
-    True for a switch); the index of the token after what it used. Without ``expand`` (a
-    single-quoted string, expanded where it is used) a value holding ``$`` is unknown; without
+    True for a switch); the index of the token after what it used. A value whose ``$`` an option
+    string's single quotes keep (expanded where the string is used) is unknown; without
     ``known`` (a flag that may not be passed) every value is."""
 
     def scalar(word: _Word) -> Scalar:
-        if not expand and "$" in word.text:
+        if word.literal and "$" in word.text:
             span = reader.span(word.start, word.end)
             return Scalar(None, span, expression=word.text, known=False)
         return reader.scalar(word)
@@ -370,7 +421,7 @@ def _flag(
     key_span = reader.span(tok.start, tok.start + len(name))
     if inline or tok.text.endswith("="):
         at = tok.start + len(name) + 1
-        value = scalar(_Word(inline, at, tok.end, at, tok.end, tok.quoted))
+        value = scalar(_Word(inline, at, tok.end, at, tok.end, tok.quoted, literal=tok.literal))
     else:
         nxt = tokens[i] if i < len(tokens) else None
         if (isinstance(nxt, _Word) and not nxt.text.startswith("-")) or (
@@ -401,10 +452,9 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
     for an ``8x7B`` ``$MODEL_SIZE``)."""
     text = reader.text
     at = text.find("=", word.start, word.end) + 1
-    quote = text[at : at + 1]
-    if quote not in ("'", '"') or _skip_quote(text, at) != word.end or word.end - at < 2:
-        return  # not exactly one quoted string
-    words = _string_words(text, at + 1, word.end - 1)
+    if text[at : at + 1] not in ("'", '"') or word.end - at < 2:
+        return  # not a quoted string
+    words = _string_words(text, at, word.end)
     if not any(_FLAG.match(w.text.partition("=")[0]) for w in words):
         return
     tokens: list[_Token] = list(words)
@@ -413,13 +463,14 @@ def _string_flags(reader: _Reader, word: _Word, flags: _Flags, conditional: bool
         tok = tokens[i]
         i += 1
         assert isinstance(tok, _Word)
-        i = _flag(reader, tokens, i, tok, flags, expand=quote == '"', known=not conditional)
+        i = _flag(reader, tokens, i, tok, flags, known=not conditional)
 
 
-def parse_shell(path: str, text: str) -> Document:
+def parse_shell(path: str, text: str, files: OtherFiles | None = None) -> Document:
     """A shell script as a `Document`: one candidate of its ``--flag value`` pairs (one per
     model size when the script picks its sizes by a variable it is given), or none. Which
-    flags make a config is the registered `ShellFlags`' (the first that finds one reads it)."""
+    flags make a config is the registered `ShellFlags`' (the first that finds one reads it).
+    ``files``: what the script may source (none without it)."""
     doc = Document(path=path, text=text, format="shell")
     comments: list[_Comment] = []
     tokens = _tokens(text, comments)
@@ -427,8 +478,11 @@ def parse_shell(path: str, text: str) -> Document:
         _suppressions(doc, comments)
     if not hooks.SHELL:
         return doc
+    sourced: _SourcedFiles = {}
+    if files is not None and ("source" in text or ". " in text):
+        _find_sourced(path, tokens, files, sourced)
     for grammar in hooks.SHELL:
-        doc.candidates.extend(_candidates(path, text, tokens, grammar))
+        doc.candidates.extend(_candidates(path, text, tokens, grammar, sourced))
         if doc.candidates:
             break
     return doc
@@ -479,11 +533,18 @@ def _ends_a_continued_command(before: str, body: str) -> str | None:
 
 
 def _candidates(
-    path: str, text: str, tokens: list[_Token], grammar: hooks.ShellFlags
+    path: str,
+    text: str,
+    tokens: list[_Token],
+    grammar: hooks.ShellFlags,
+    sourced: _SourcedFiles | None = None,
 ) -> list[Candidate]:
     """The script's candidates as ``grammar`` reads them: none without one of its shape flags."""
-    programs = _runs(tokens, _compiled(grammar.programs))
-    selector = _selector(tokens, text, grammar.shape_flags)
+    others = [found for found in (sourced or {}).values() if found is not None]
+    every = tokens + [tok for found in others for tok in found.tokens]
+    programs = _runs(every, _compiled(grammar.programs))
+    texts = "\n".join([text, *(found.text for found in others)])
+    selector = _selector(tokens, texts, grammar.shape_flags)
     if selector is None:
         runs: list[tuple[str, list[_Token]]] = [("", tokens)]
     else:
@@ -494,7 +555,7 @@ def _candidates(
     out = []
     for name, stream in runs:
         reader = _Reader(path, text)
-        flags = _read_flags(reader, stream)
+        flags = _read_flags(reader, stream, sourced)
         if not grammar.shape_flags & flags.keys():
             continue
         entries = []
@@ -525,14 +586,24 @@ def _runs(tokens: list[_Token], programs: re.Pattern[str]) -> str:
     return " ".join(sorted(names))
 
 
-def _read_flags(reader: _Reader, tokens: list[_Token]) -> _Flags:
+def _read_flags(
+    reader: _Reader,
+    tokens: list[_Token],
+    sourced: _SourcedFiles | None = None,
+    flags: _Flags | None = None,
+    outer_blocks: int = 0,
+    active: tuple[str, ...] = (),
+) -> _Flags:
     """Every ``--flag value`` of the token stream, variables resolved as the script assigns
-    them."""
+    them; a file the script sources (``sourced``) is read where it is sourced, with the
+    script's variables (and its assignments are the script's from there on). ``flags``: the
+    dict to add to; ``outer_blocks``: the ``if``/loop blocks open around a sourced file;
+    ``active``: the files being read (a file sourcing itself is not read again)."""
     text = reader.text
-    flags: _Flags = {}
+    flags = {} if flags is None else flags
     starts = _statement_starts(tokens)
     cases = 0  # open ``case … esac`` blocks
-    blocks = 0  # open ``if``/``case``/loop blocks: an assignment there may not run
+    blocks = outer_blocks  # open ``if``/``case``/loop blocks: an assignment there may not run
     i = 0
     while i < len(tokens):
         tok, statement_start = tokens[i], starts[i]
@@ -559,8 +630,86 @@ def _read_flags(reader: _Reader, tokens: list[_Token]) -> _Flags:
             _string_flags(reader, tok, flags, conditional=blocks > 0)
             reader.assign(tok, conditional=blocks > 0)
             continue
+        if keyword and tok.text in _SOURCE_WORDS and sourced:
+            nxt = tokens[i] if i < len(tokens) else None
+            found = sourced.get((reader.path, nxt.text)) if isinstance(nxt, _Word) else None
+            if found is not None and found.path not in active:
+                child = _Reader(found.path, found.text)
+                child.vars = reader.vars  # the same shell: its variables, both ways
+                chain = (*active, reader.path)
+                _read_flags(child, found.tokens, sourced, flags, blocks, chain)
+                i += 1
+                continue
         i = _flag(reader, tokens, i, tok, flags)
     return flags
+
+
+# -- files a script sources --------------------------------------------------------------------
+#
+# A script may set the model's variables and leave the flags to a file it sources, ``.
+# `pwd`/CONFIG.sh`` (Megatron-LM's examples/sc21 scripts: each run_*.sh sets NLS, HS, NAH, MBS,
+# and CONFIG.sh turns them into ``--num-layers ${NLS}`` …). Such a file is read where it is
+# sourced, as the shell runs it: with the script's variables, its assignments the script's from
+# there on. Only a file named by a plain relative path, or one under the script's own directory
+# written as `` `pwd`/ ``, ``$(pwd)/``, ``$PWD/``, ``$(dirname "$0")/`` or
+# ``${BASH_SOURCE%/*}/`` (a script that sources `` `pwd`/CONFIG.sh `` is run from its own
+# directory), and only what the engine's `OtherFiles` lets the reader read (the same project,
+# bounded); at most `MAX_SOURCE_DEPTH` files deep, each file once on a chain.
+
+_SOURCE_WORDS = frozenset({"source", "."})
+_HERE = re.compile(
+    r"(?:`pwd`|\$\(pwd\)|\$\{?PWD\}?|\$\(dirname\s+\"?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?\"?\)"
+    r"|\$\{BASH_SOURCE(?:\[0\])?%/\*\}|\.)/+"
+)
+MAX_SOURCE_DEPTH = 4
+
+
+@dataclass
+class _Sourced:
+    path: str
+    text: str
+    tokens: list[_Token]
+
+
+# By (the sourcing file's path, the word that names the file): the file, or None.
+_SourcedFiles = dict[tuple[str, str], "_Sourced | None"]
+
+
+def _source_name(word: str) -> str | None:
+    """The relative path a ``source`` word names, or None when it is not one to follow."""
+    here = _HERE.match(word)
+    rest = word[here.end() :] if here is not None else word
+    if not rest or rest.startswith("/") or any(c in rest for c in "$`*?[~"):
+        return None
+    return rest
+
+
+def _find_sourced(
+    path: str, tokens: list[_Token], files: OtherFiles, found: _SourcedFiles, depth: int = 0
+) -> None:
+    """Add to ``found`` every file the tokens source, and the files those source."""
+    if depth >= MAX_SOURCE_DEPTH:
+        return
+    starts = _statement_starts(tokens)
+    for k, tok in enumerate(tokens[:-1]):
+        nxt = tokens[k + 1]
+        if not (
+            isinstance(tok, _Word)
+            and starts[k]
+            and not tok.quoted
+            and tok.text in _SOURCE_WORDS
+            and isinstance(nxt, _Word)
+        ):
+            continue
+        key = (path, nxt.text)
+        name = _source_name(nxt.text)
+        if key in found or name is None:
+            continue
+        got = files.read(name, path)
+        found[key] = None if got is None else _Sourced(got[0], got[1], _tokens(got[1]))
+        inner = found[key]
+        if inner is not None:
+            _find_sourced(inner.path, inner.tokens, files, found, depth + 1)
 
 
 # -- sizes picked by a variable: one config per model size -------------------------------------

@@ -8,6 +8,11 @@ reads (``model_dim``, ``mlp_dim``, ``num_query_heads`` …) or keys mapped in
 shapelint says so, names the keys it saw and prints the settings line that would map them
 (dotted key paths from the top of the file). It is information, not a defect in the config.
 
+A file that names its model's preset instead (``model_name: "OpenELM-270M"``; which keys name
+one: `shapelint.dialects.presets`) is read through it when a Python module of the same project
+defines it; when none does (or more than one, differently), SL009 names the preset and the key
+(a file that also holds the shape keys above gets their message instead).
+
 Source: shapelint's own contract ("noticed, not silent"); the settings key map (`[tool.shapelint.keys]`, docs/reading.md).
 """
 
@@ -55,6 +60,13 @@ EXAMPLES = [
         note="values computed at run time: the message names them instead of a settings line",
         expect=(Expect(1, "n_embd", "cannot know without running the file (n_embd = width"),),
     ),
+    Example(
+        "model:\n  model_name: my-270m\n  vocab_size: 32000\n",
+        False,
+        format="yaml",
+        note="no Python module of the project defines the preset my-270m",
+        expect=(Expect(2, "my-270m", "names the preset my-270m (model.model_name)"),),
+    ),
 ]
 
 MAX_LISTED = 6
@@ -96,6 +108,9 @@ def check_document(
         return
     found = shape_keys(doc, keys)
     if not enough_shape_keys(found):
+        named = _unread_preset(doc)
+        if named is not None:
+            yield named
         return
     first = found[0]
     paths = [k.path for k in found]
@@ -120,4 +135,36 @@ def check_document(
         path=doc.path,
         span=first.span,
         key=first.path,
+    )
+
+
+def preset_message(key: str, name: str) -> str:
+    """The text for a file that names its model's preset ``name`` (at ``key``) that shapelint
+    could not read: no Python module of the project defines it once."""
+    return (
+        f"model config not understood: the file names the preset {name} ({key}) instead of "
+        "stating the model's shape, and no Python module of this project defines it in a form "
+        "shapelint reads (a dict entry, a function or classmethod, a name= entry; one "
+        "definition); lint the module that defines it, or state the shape here"
+    )
+
+
+def _unread_preset(doc: Document) -> Finding | None:
+    """SL009 at the first key of ``doc`` that names a preset (the engine found none to read
+    through, since no complete config came out)."""
+    from shapelint.dialects.presets import references
+
+    # a value built inside a Python function body is code, not a config (as in `shape_keys`)
+    configs = [c for c in doc.candidates if not (doc.format == "python" and " (in " in c.name)]
+    ref = next(references(configs), None)
+    if ref is None:
+        return None
+    return Finding(
+        code=RULE.code,
+        name=RULE.name,
+        severity=RULE.severity,
+        message=preset_message(ref.key, ref.name),
+        path=doc.path,
+        span=ref.value.span,
+        key=ref.key,
     )

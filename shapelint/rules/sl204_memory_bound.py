@@ -74,7 +74,7 @@ EXAMPLES = [
         False,
         format="yaml",
         target={"mode": "decode"},
-        fixed=_NEOX % 278,
+        fixed=_NEOX % 336,
         note="decoding 4 sequences at a time streams every weight for 4 rows",
         expect=(
             Expect(9, "4", "at micro-batch 4 (4 tokens per GEMM, decode) 100% of the projection"),

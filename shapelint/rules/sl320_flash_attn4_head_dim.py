@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.core.model import Dim, Finding, ModelConfig, Target
+from shapelint.perf.te_attention import fa4_refusal
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import head_dim_views, refused_by
 
@@ -59,33 +60,6 @@ EXAMPLES = [
 ]
 
 
-def refusal(d: int, dv: int, major: int, element_bytes: int) -> str | None:
-    """FlashAttention-4's assertion message for head dims (d, dv) on compute capability
-    ``major``.x, or None when it accepts them (or has no check for that GPU)."""
-    alignment = 16 // element_bytes
-    aligned = d % alignment == 0 and dv % alignment == 0
-    if major == 9:
-        if 8 <= d <= 256 and 8 <= dv <= 256 and aligned:
-            return None
-        return (
-            f"(head_dim, head_dim_v)=({d}, {dv}) is not supported on SM90. head_dim and "
-            f"head_dim_v must be between 8 and 256 and divisible by {alignment}."
-        )
-    if major in (10, 11):
-        standard = 8 <= d <= 128 and 8 <= dv <= 128
-        deepseek = (d, dv) == (192, 128)
-        absorbed = (d == 64 or d == dv) and dv == 512
-        hd256 = (d, dv) == (256, 256)
-        if (standard or deepseek or absorbed or hd256) and aligned:
-            return None
-        return (
-            f"(head_dim, head_dim_v)=({d}, {dv}) is not supported on SM100/SM110. head_dim and "
-            f"head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) "
-            "for DeepSeek, or (256, 256) for hd256."
-        )
-    return None
-
-
 def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     """Report the head dim when FlashAttention-4 refuses it on the target GPU."""
     if "flash-attn4" not in target.engines or not config.has_attention:
@@ -95,7 +69,7 @@ def _check_view(config: ModelConfig, target: Target) -> Iterator[Finding]:
     if capability is None or head_dim is None or d is None:
         return
     dv = config.int(Dim.V_HEAD_DIM) or d
-    message = refusal(d, dv, capability[0], 1 if target.dtype == "fp8" else 2)
+    message = fa4_refusal(d, dv, capability[0], 1 if target.dtype == "fp8" else 2)
     if message is None:
         return
     yield RULE.finding(

@@ -33,9 +33,9 @@ from dataclasses import replace
 
 from shapelint.core.model import Dim, Finding, ModelConfig, Target, Value
 from shapelint.hardware.arch import sm
+from shapelint.perf.te_attention import TRANSFORMER_ENGINE, Choice, reasons, te_backends
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, head_dim_views, refused_by
-from shapelint.rules.te_attention import Choice, choose, reasons
 
 RULE = Rule(
     code="SL321",
@@ -73,30 +73,28 @@ EXAMPLES = [
 
 
 def te_choice(config: ModelConfig, target: Target) -> tuple[Value, Choice, str] | None:
-    """(head-dim value, TE's choice, ``head dim 100``) for a training target on a GPU with
-    fused kernels, or None when the rule does not apply."""
-    if target.mode != "train" or not config.has_attention:
-        return None
+    """(head-dim value, TE's choice, ``head dim 100 on sm90``) for a training target on a GPU
+    with fused kernels, or None when the rule does not apply (`te_backends`)."""
+    head_dim = config.get(Dim.HEAD_DIM)
+    choice = te_backends(config, target)
     cc = target.gpu.compute_capability
-    head_dim, d = config.get(Dim.HEAD_DIM), config.int(Dim.HEAD_DIM)
-    a, kv = config.int(Dim.HEADS), config.int(Dim.KV_HEADS)
-    if cc is None or cc < (8, 0) or head_dim is None or d is None or a is None or kv is None:
+    if head_dim is None or choice is None or cc is None:
         return None
+    d = config.int(Dim.HEAD_DIM)
     dv = config.int(Dim.V_HEAD_DIM) or d
-    t = max(target.tp, 1)
-    a_rank = a // t if a % t == 0 else a
-    kv_rank = max(kv // t, 1) if kv % t == 0 or t % kv == 0 else kv
-    choice = choose(d, dv, a_rank, kv_rank, cc, max(target.cp, 1))
     shown = f"head dim {d}" if dv == d else f"head dims {d}/{dv} (Q·K/V)"
     return head_dim, choice, f"{shown} on {sm(cc)}"
 
 
 def unfused_slowdown(config: ModelConfig, target: Target) -> float | None:
-    """Percent step time unfused attention adds over a fused kernel (None: no estimate)."""
+    """Percent step time unfused attention adds over a fused kernel (None: no estimate). The
+    fused step is the target without Transformer Engine among its engines, whose choice
+    would otherwise make the step unfused again (`engine_attention`)."""
     from shapelint.perf.estimate import step_time
 
+    engines = tuple(e for e in target.engines if e != TRANSFORMER_ENGINE)
     try:
-        fused = step_time(config, replace(target, attention="flash"))
+        fused = step_time(config, replace(target, attention="flash", engines=engines))
         unfused = step_time(config, replace(target, attention="unfused"))
     except ValueError:
         return None

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapelint.core.model import Finding, ModelConfig, Target
+from shapelint.perf.te_attention import reasons
 from shapelint.rules.base import Example, Expect, Rule
 from shapelint.rules.engine_shapes import engines_for, refused_by
 from shapelint.rules.sl321_te_attention_unfused import fa3_note, te_choice
-from shapelint.rules.te_attention import reasons
 
 RULE = Rule(
     code="SL322",

@@ -129,13 +129,6 @@ def test_attention_head_size_bands_on_held_out_head_sizes(band: str) -> None:
         assert lo <= tflops <= hi, (d, tflops)
 
 
-def test_hopper_odd_k_point() -> None:
-    # Issue #10: H100 bf16 8193×5008×2501 runs at ~500 TFLOP/s (the one Hopper point, used
-    # to fit Hopper's odd-dim factor: this checks the fit landed, not a prediction).
-    t = gemm_time(8193, 5008, 2501, gpu=H100, dtype="bf16", b_contig="n")
-    assert 450 <= t.tflops <= 550
-
-
 def test_alignment_orders_head_sizes() -> None:
     def qk(d: int) -> float:
         return gemm_time(2048, 2048, d, gpu=A100, dtype="fp16", batch=128).tflops

@@ -13,6 +13,10 @@ and it asks whether *any* installation could run a fused kernel: every flash-att
 installed and any cuDNN version the selector knows (8.9.3 to 9.25). A shape it reports runs
 unfused whatever is installed; where the answer depends on what is installed, it says so.
 
+One function for the rules and the step: SL321 and SL322 report the choice (`choose`,
+`te_backends`), and the step estimate times the attention TE will run (`engine_attention`,
+`shapelint.perf.estimate.step_time`).
+
 Source: TransformerEngine commit d0067d0d (2.20.0.dev0)
 ``transformer_engine/pytorch/attention/dot_product_attention/utils.py``: compute capability
 filters 568-595, head dims 903-1069, context parallelism 1169-1176, cuDNN 1456-1493,
@@ -27,6 +31,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shapelint.core.model import Dim
+
+if TYPE_CHECKING:
+    from shapelint.core.model import ModelConfig, Target
+
+# The engine whose backend choice this module makes (shapelint.hardware.engines).
+TRANSFORMER_ENGINE = "transformer-engine"
 
 
 @dataclass(frozen=True)
@@ -60,10 +73,38 @@ def _fa3_filter(d: int, dv: int, a: int, kv: int) -> str | None:
     return None
 
 
-def _fa4(d: int, dv: int, cc: tuple[int, int]) -> str | None:
-    from shapelint.rules.sl320_flash_attn4_head_dim import refusal
+def fa4_refusal(d: int, dv: int, major: int, element_bytes: int) -> str | None:
+    """FlashAttention-4's assertion message for head dims (d, dv) on compute capability
+    ``major``.x, or None when it accepts them (or has no check for that GPU).
 
-    if refusal(d, dv, cc[0], 2) is not None:
+    Source: flash-attention commit 0251105a (tag fa4-v4.0.0.beta27)
+    ``flash_attn/cute/interface.py:111-129`` (``_validate_head_dims``); SL320 reports it."""
+    alignment = 16 // element_bytes
+    aligned = d % alignment == 0 and dv % alignment == 0
+    if major == 9:
+        if 8 <= d <= 256 and 8 <= dv <= 256 and aligned:
+            return None
+        return (
+            f"(head_dim, head_dim_v)=({d}, {dv}) is not supported on SM90. head_dim and "
+            f"head_dim_v must be between 8 and 256 and divisible by {alignment}."
+        )
+    if major in (10, 11):
+        standard = 8 <= d <= 128 and 8 <= dv <= 128
+        deepseek = (d, dv) == (192, 128)
+        absorbed = (d == 64 or d == dv) and dv == 512
+        hd256 = (d, dv) == (256, 256)
+        if (standard or deepseek or absorbed or hd256) and aligned:
+            return None
+        return (
+            f"(head_dim, head_dim_v)=({d}, {dv}) is not supported on SM100/SM110. head_dim and "
+            f"head_dim_v must be between 8 and 128 and divisible by {alignment}, or (192, 128) "
+            "for DeepSeek, or (256, 256) for hd256."
+        )
+    return None
+
+
+def _fa4(d: int, dv: int, cc: tuple[int, int]) -> str | None:
+    if fa4_refusal(d, dv, cc[0], 2) is not None:
         return "FlashAttention-4's head-dim check refuses it"
     if (10, 0) <= cc < (12, 0):
         if d == dv == 512:
@@ -123,3 +164,35 @@ def choose(d: int, dv: int, a: int, kv: int, cc: tuple[int, int], cp: int) -> Ch
 def reasons(choice: Choice) -> str:
     """``FlashAttention 2: padded head dim …; cuDNN FusedAttention: …``."""
     return "; ".join(f"{name}: {why}" for name, why in choice.declined)
+
+
+def te_backends(config: ModelConfig, target: Target) -> Choice | None:
+    """TE's choice for ``config``'s attention on one GPU of a training ``target`` (heads and KV
+    heads per tensor-parallel rank), or None when the question does not arise: not training,
+    no attention, a GPU whose compute capability is unknown or below 8.0 (no fused kernels),
+    or head dims or heads the config does not state."""
+    if target.mode != "train" or not config.has_attention:
+        return None
+    cc = target.gpu.compute_capability
+    d, a, kv = config.int(Dim.HEAD_DIM), config.int(Dim.HEADS), config.int(Dim.KV_HEADS)
+    if cc is None or cc < (8, 0) or d is None or a is None or kv is None:
+        return None
+    dv = config.int(Dim.V_HEAD_DIM) or d
+    t = max(target.tp, 1)
+    a_rank = a // t if a % t == 0 else a
+    kv_rank = max(kv // t, 1) if kv % t == 0 or t % kv == 0 else kv
+    return choose(d, dv, a_rank, kv_rank, cc, max(target.cp, 1))
+
+
+def engine_attention(config: ModelConfig, target: Target) -> str:
+    """The attention ``target`` runs ``config`` with: ``unfused`` when Transformer Engine is
+    among the target's engines (named with ``--engine``, or implied by a Megatron-LM or NeMo
+    config whose ``transformer_impl`` is TE's) and no fused backend of TE takes the shape in
+    training (`te_backends`; under context parallelism TE has no unfused backend either and
+    raises, SL322, so the step keeps the target's kernel); else the target's own choice."""
+    if TRANSFORMER_ENGINE not in target.engines or target.attention == "unfused":
+        return target.attention
+    choice = te_backends(config, target)
+    if choice is None or choice.available or target.cp > 1:
+        return target.attention
+    return "unfused"
