@@ -1,29 +1,34 @@
-"""Whole-step model against published training throughput (llm-foundry's MPT tables).
+"""Whole-step model against published training throughput.
 
 Usage:
-    python benchmarks/step_calibration.py            # every row: published vs predicted MFU
-    python benchmarks/step_calibration.py --fit      # refit the whole-step constants
-    python benchmarks/step_calibration.py --markdown # the table of docs/calibration.md
+    python benchmarks/step_calibration.py             # every row: published vs predicted, and
+                                                      # the error per table on fit / held-out rows
+    python benchmarks/step_calibration.py --table nemo  # one table's rows
+    python benchmarks/step_calibration.py --fit       # refit the whole-step constants
+    python benchmarks/step_calibration.py --markdown  # the tables of docs/calibration.md
     python benchmarks/step_calibration.py --attention # FlashAttention figures: model vs published
 
-Data: tests/perf/data/llm_foundry_mpt.csv (every 8-GPU bf16 row of the H100 80GB, A100 80GB
-and A100 40GB tables of mosaicml/llm-foundry scripts/train/benchmarking/README.md, with a
-fixed fit/held-out split) and tests/perf/data/mpt_shapes.csv (the MPT yamls' shapes).
+Data: the published runs of benchmarks/published_runs.py (tests/perf/data: llm-foundry's MPT
+tables, NeMo's performance summary, torchtitan's performance tables, Megatron-LM's scaling
+tables; and our H200 train-step rows), each with a fixed fit / held-out split. Each row is one
+GPU of the published run, with the run's own settings (parallel sizes, micro- and global batch,
+recompute, fusions, attention kernel, framework); the prediction is tokens per second per GPU,
+b·s / (t·c·p · the step's time per micro-batch), compared with the published tokens/s per GPU
+(or the published TFLOP/s converted with the publication's own FLOP count).
 
-Each row is modelled as one GPU of the published run: micro-batch b and sequence s as
-published, the attention kernel the runs used (llm-foundry's Triton flash-attention: the
-submit_benchmarks.py of the tables' commits defaults ``--attn_impl`` to ``triton``; its rates
-are the FlashAttention-2 paper's "FlashAttention Triton" bars on A100, FlashAttention-1's bars
-standing in on H100, see shapelint/perf/attention.py), plain PyTorch kernels (FUSED below),
-learned position embeddings, FSDP over the 8 GPUs (optimizer state sharded, gradients
-reduce-scattered over NVLink behind the backward), the row's gradient accumulation and its
-activation checkpointing. The predicted MFU uses the table's own formula:
-tokens/s/GPU × (6·NumParams + 12·n_layers·d_model·s) / dense peak.
+Fitted on the fit rows only (``--fit``), in this order:
 
-Fitted on the fit rows (``--fit``): the GEMMs' sustained fraction per GPU family, the Triton
-kernel's scale against its figure per family (both in the GPU table,
-shapelint/hardware/gpus.yaml, ``families``), and the cost of activation checkpointing
-(shapelint/perf/estimate.py).
+1. per GPU family (the GPU table, ``families``): the GEMMs' sustained fraction and the Triton
+   kernel's scale, on llm-foundry's fit rows (the reference framework, whose scale is 1);
+2. per framework (`shapelint.perf.estimate.STEP_CALIBRATION`): the scale of the family's
+   sustained fraction, on that framework's fit rows (megatron: NeMo and Megatron-LM; pytorch:
+   torchtitan without compile and our H200 rows; compile: torchtitan with torch.compile), and
+   the fraction of tensor-parallel collectives hidden behind the GEMMs when the run overlaps
+   them (megatron: ``--tp-comm-overlap``; compile: async TP).
+
+Each constant minimizes the mean |log(predicted / published)| of its rows (golden-section
+search, coordinate descent from a fixed start, so the fit does not depend on the constants it
+replaces).
 """
 
 from __future__ import annotations
@@ -34,205 +39,182 @@ import dataclasses
 import math
 import statistics
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from shapelint.core.model import Dim, ModelConfig, Target, Value
-from shapelint.core.source import Span
-from shapelint.core.target import Attention
-from shapelint.hardware.gpus import GPU, lookup
-from shapelint.perf.estimate import STEP_CALIBRATION, StepCalibration, step_time
+from published_runs import DATA, TABLES, Run, all_runs
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "perf" / "data"
-ROWS_CSV = DATA / "llm_foundry_mpt.csv"
-SHAPES_CSV = DATA / "mpt_shapes.csv"
-GPUS = {"h100_80gb": "h100", "a100_80gb": "a100-80gb", "a100_40gb": "a100-40gb"}
-# Fusions of the MPT benchmark runs: torch LayerNorm and GELU are single kernels anyway
-# (counted as "norm"); no SwiGLU or rotary; Composer's default optimizer for these yamls is
-# decoupled LionW/AdamW run per tensor (foreach), counted unfused; eager cross-entropy.
-FUSED = "none,norm"
-# The attention kernel of the runs: llm-foundry's Triton flash-attention (submit_benchmarks.py
-# at the tables' commits, b2a43a1 and 5f43bf1, defaults --attn_impl to triton).
-KERNEL: Attention = "triton"
-_NOWHERE = Span("", 1, 1, 1, 1, 0, 0)
+from shapelint.core.target import Target
+from shapelint.hardware.gpus import GPU, builtin_data, lookup
+from shapelint.perf.estimate import (
+    STEP_CALIBRATION,
+    StepCalibration,
+    StepEstimate,
+    step_time,
+)
 
-
-@dataclass(frozen=True)
-class Row:
-    """One published row."""
-
-    table: str
-    model: str
-    seq_len: int
-    gpus: int
-    gpu: str
-    mfu: float  # fraction
-    micro_batch: int
-    grad_accum: int
-    tokens_per_s_per_gpu: float
-    checkpointing: bool
-    num_params: int
-    split: str
+# The kernel of llm-foundry's runs, whose per-family scale is fitted with the family's sustained
+# fraction, and the kernels of the other frameworks' runs, whose per-family scales are fitted
+# with the frameworks' constants (on the families whose fit rows run them).
+KERNEL = "triton"
+KERNELS = ("cudnn", "sdpa")
+# The families whose constants llm-foundry's rows fit, and the frameworks fitted after them.
+FAMILIES = ("hopper", "ampere")
+FITTED_FRAMEWORKS = ("megatron", "pytorch", "compile")
+SPLITS = ("fit", "held_out")
+# GPUs whose own measured train steps fit a sustained fraction of their own (our H200 rows).
+OWN_GPUS = ("H200",)
+_TARGET_FIELDS = {f.name for f in dataclasses.fields(Target)}
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """The model's MFU for one row (by the table's own formula) and its relative error."""
+    """The model's tokens/s per GPU for one run, and its step."""
 
-    row: Row
-    step_s: float
-    mfu: float
-    model_mfu: float
+    run: Run
+    tokens_per_s_per_gpu: float
+    step: StepEstimate
+
+    @property
+    def ratio(self) -> float:
+        """predicted / published."""
+        return self.tokens_per_s_per_gpu / self.run.tokens_per_s_per_gpu
 
     @property
     def error(self) -> float:
         """predicted / published − 1."""
-        return self.mfu / self.row.mfu - 1.0
-
-
-def _data_lines(path: Path) -> Iterator[str]:
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.startswith("#"):
-                yield line
-
-
-def load_rows(path: Path = ROWS_CSV) -> list[Row]:
-    """The published rows, in file order."""
-    return [
-        Row(
-            table=r["table"],
-            model=r["model"],
-            seq_len=int(r["seq_len"]),
-            gpus=int(r["gpus"]),
-            gpu=r["gpu"],
-            mfu=float(r["mfu_pct"]) / 100.0,
-            micro_batch=int(r["micro_batch"]),
-            grad_accum=int(r["grad_accum"]),
-            tokens_per_s_per_gpu=float(r["tokens_per_s_per_gpu"]),
-            checkpointing=r["activation_checkpointing"] == "True",
-            num_params=int(r["num_params"]),
-            split=r["split"],
-        )
-        for r in csv.DictReader(_data_lines(path))
-    ]
-
-
-def load_shapes(path: Path = SHAPES_CSV) -> dict[str, dict[str, int]]:
-    """MPT shapes by model name."""
-    return {
-        r["model"]: {k: int(v) for k, v in r.items() if k != "model"}
-        for r in csv.DictReader(_data_lines(path))
-    }
-
-
-def mpt_config(shape: dict[str, int], row: Row) -> ModelConfig:
-    """The MPT model of ``row`` as a ModelConfig."""
-    dims = {
-        Dim.HIDDEN: shape["d_model"],
-        Dim.HEADS: shape["n_heads"],
-        Dim.LAYERS: shape["n_layers"],
-        Dim.FFN: shape["expansion_ratio"] * shape["d_model"],
-        Dim.VOCAB: shape["vocab_size"],
-        Dim.GRAD_ACCUM: row.grad_accum,
-    }
-    return ModelConfig(
-        name=f"mpt-{row.model}",
-        path="",
-        dialect="mpt",
-        dims=MappingProxyType({d: Value(v, d.value, _NOWHERE) for d, v in dims.items()}),
-        gated_mlp=False,
-        position_embedding="learned",
-    )
-
-
-def target_of(row: Row, gpu: GPU) -> Target:
-    """One GPU of the published run."""
-    return Target(
-        gpu=gpu,
-        dtype="bf16",
-        micro_batch=row.micro_batch,
-        seq_len=row.seq_len,
-        tp=1,
-        mode="train",
-        attention=KERNEL,
-        fused=FUSED,
-        data_parallel=row.gpus,
-        sharded=True,
-        recompute=row.checkpointing,
-    )
+        return self.ratio - 1.0
 
 
 @dataclass(frozen=True)
 class Fitted:
     """The whole-step constants the fit sets: per GPU family, the GEMMs' sustained fraction
-    and the Triton kernel's scale (the GPU table's ``step_sustained_fraction`` and
-    ``attention_scale``), and the cost of activation checkpointing (perf/estimate.py)."""
+    and the fused attention kernels' scales (the GPU table's ``step_sustained_fraction`` and
+    ``attention_scale``: family → kernel → scale); per framework, its sustained scale and its
+    tensor-parallel overlap (`shapelint.perf.estimate.FrameworkCalibration`)."""
 
     sustained: Mapping[str, float]
-    attention: Mapping[str, float]
-    recompute_cost: float
+    attention: Mapping[str, Mapping[str, float]]
+    frameworks: Mapping[str, tuple[float, float]]
+    # GPUs with a sustained fraction of their own (the GPU table's entry states it): fitted on
+    # the fit rows measured on that GPU, for every framework's runs on it.
+    gpus: Mapping[str, float] = field(default_factory=dict)
 
 
 def shipped() -> Fitted:
-    """The constants shapelint ships, for the families of the published rows."""
-    gpus = {lookup(name).arch: lookup(name) for name in GPUS.values()}
+    """The constants shapelint ships, for the families and frameworks the fit sets."""
+    gpus = {lookup(name).arch: lookup(name) for name in ("h100", "a100-80gb", "b200")}
     return Fitted(
-        sustained=MappingProxyType({a: g.step_sustained_fraction for a, g in gpus.items()}),
-        attention=MappingProxyType(
-            {a: g.attention_scale.get(KERNEL, 1.0) for a, g in gpus.items()}
+        sustained=MappingProxyType(
+            {a: g.step_sustained_fraction for a, g in gpus.items() if a in FAMILIES}
         ),
-        recompute_cost=STEP_CALIBRATION.recompute_cost,
+        attention=MappingProxyType({a: g.attention_scale for a, g in gpus.items()}),
+        gpus=MappingProxyType({n: lookup(n).step_sustained_fraction for n in OWN_GPUS}),
+        frameworks=MappingProxyType(
+            {
+                name: (
+                    STEP_CALIBRATION.frameworks[name].sustained,
+                    STEP_CALIBRATION.frameworks[name].overlap.tp,
+                )
+                for name in FITTED_FRAMEWORKS
+            }
+        ),
     )
 
 
-# The GPUs with fitted constants, one object per value set: the step model caches GEMM times by
-# GPU object, and a fit asks for the same values many times.
-_FITTED_GPUS: dict[tuple[str, float, float], GPU] = {}
+# GPUs with fitted constants, one object per value set: the step model caches GEMM times by GPU
+# object, and a fit asks for the same values many times.
+_GPUS: dict[tuple[object, ...], GPU] = {}
 
 
-def fitted_gpu(name: str, fitted: Fitted) -> GPU:
-    """GPU ``name`` with ``fitted``'s constants for its family (the table's where it has none)."""
-    gpu = lookup(name)
-    sustained = fitted.sustained.get(gpu.arch, gpu.step_sustained_fraction)
-    # A family whose scale is not fitted yet takes Ampere's, else 1.0: the shipped constants
-    # were fitted so (Hopper's sustained fraction is first fitted with Ampere's Triton scale).
-    scale = fitted.attention.get(gpu.arch, fitted.attention.get("ampere", 1.0))
-    key = (gpu.name, sustained, scale)
-    if key not in _FITTED_GPUS:
-        _FITTED_GPUS[key] = dataclasses.replace(
+def gpu_of(run: Run, fitted: Fitted | None = None) -> GPU:
+    """The GPU of ``run`` (with the run's hardware overrides), with ``fitted``'s family
+    constants where it has them (the table's where not)."""
+    gpu = lookup(run.gpu)
+    sustained, scales = gpu.step_sustained_fraction, dict(gpu.attention_scale)
+    if fitted is not None:
+        family = fitted.sustained.get(gpu.arch, fitted.sustained.get(_inherits(gpu.arch), 0.0))
+        sustained = fitted.gpus.get(gpu.name, family or sustained)
+        # The other frameworks' kernels: the fitted scale, else the family's the GPU table
+        # inherits from, else 1 (the fit's fixed start: never the shipped value it replaces).
+        for kernel in KERNELS:
+            inherited = fitted.attention.get(_inherits(gpu.arch), {}).get(kernel, 1.0)
+            scales[kernel] = inherited
+        scales.update(fitted.attention.get(gpu.arch, {}))
+        # A family whose Triton scale is not fitted takes Ampere's (the shipped inheritance).
+        if KERNEL not in fitted.attention.get(gpu.arch, {}) and "ampere" in fitted.attention:
+            scales[KERNEL] = fitted.attention["ampere"].get(KERNEL, scales.get(KERNEL, 1.0))
+    key = (
+        gpu.name,
+        sustained,
+        tuple(sorted(scales.items())),
+        tuple(sorted(run.gpu_overrides.items())),
+    )
+    if key not in _GPUS:
+        _GPUS[key] = dataclasses.replace(
             gpu,
             step_sustained_fraction=sustained,
-            attention_scale=MappingProxyType({**gpu.attention_scale, KERNEL: scale}),
+            attention_scale=MappingProxyType(scales),
+            **run.gpu_overrides,
         )
-    return _FITTED_GPUS[key]
+    return _GPUS[key]
 
 
-def predict(rows: list[Row], fitted: Fitted | None = None) -> list[Prediction]:
-    """The model's prediction for each row (with ``fitted``'s constants; default: shipped)."""
-    shapes = load_shapes()
+def _inherits(arch: str) -> str:
+    """The family whose sustained fraction ``arch`` takes in the GPU table (``from``), or ""."""
+    spec = builtin_data().get("families", {}).get(arch, {}).get("step_sustained_fraction", {})
+    return str(spec.get("from", "")) if isinstance(spec, dict) else ""
+
+
+def calibration_of(fitted: Fitted | None) -> StepCalibration:
+    """The shipped step calibration with ``fitted``'s framework constants."""
+    if fitted is None:
+        return STEP_CALIBRATION
+    frameworks = dict(STEP_CALIBRATION.frameworks)
+    for name, (scale, tp) in fitted.frameworks.items():
+        old = frameworks[name]
+        frameworks[name] = dataclasses.replace(
+            old, sustained=scale, overlap=dataclasses.replace(old.overlap, tp=tp)
+        )
+    return dataclasses.replace(STEP_CALIBRATION, frameworks=MappingProxyType(frameworks))
+
+
+def target_of(run: Run, gpu: GPU) -> Target:
+    """One GPU of the published run."""
+    settings = {k: v for k, v in run.settings.items() if k in _TARGET_FIELDS}
+    return Target(gpu=gpu, mode="train", **settings)  # type: ignore[arg-type]
+
+
+def predict(runs: Iterable[Run], fitted: Fitted | None = None) -> list[Prediction]:
+    """The model's prediction for each run (with ``fitted``'s constants; default: shipped)."""
+    calibration = calibration_of(fitted)
     out = []
-    for row in rows:
-        gpu = lookup(GPUS[row.gpu]) if fitted is None else fitted_gpu(GPUS[row.gpu], fitted)
-        calibration = STEP_CALIBRATION
-        if fitted is not None:
-            calibration = StepCalibration(recompute_cost=fitted.recompute_cost)
-        shape = shapes[row.model]
-        step = step_time(mpt_config(shape, row), target_of(row, gpu), calibration)
-        tokens_per_s = row.micro_batch * row.seq_len / step.total_s
-        per_token = 6.0 * row.num_params + 12.0 * shape["n_layers"] * shape["d_model"] * row.seq_len
-        mfu = tokens_per_s * per_token / (gpu.peak("bf16") * 1e12)
-        out.append(Prediction(row, step.total_s, mfu, step.mfu))
+    for run in runs:
+        step = step_time(run.config, target_of(run, gpu_of(run, fitted)), calibration)
+        s = run.settings
+        tokens = int(s["micro_batch"]) * int(s["seq_len"])  # type: ignore[call-overload]
+        out.append(Prediction(run, tokens / (run.gpus_per_step * step.total_s), step))
     return out
 
 
-def arch_of(row: Row) -> str:
-    """The GPU family of a row."""
-    return lookup(GPUS[row.gpu]).arch
+def usable(runs: Iterable[Run]) -> list[Run]:
+    """The runs the model predicts (those without a ``skip`` reason)."""
+    return [r for r in runs if not r.skip]
+
+
+def arch_of(run: Run) -> str:
+    """The GPU family of a run."""
+    return lookup(run.gpu).arch
+
+
+def framework_of(run: Run) -> str:
+    """The framework of a run."""
+    return str(run.settings.get("framework") or STEP_CALIBRATION.default_framework)
 
 
 def _golden(loss: Callable[[float], float], lo: float, hi: float) -> float:
@@ -246,68 +228,114 @@ def _golden(loss: Callable[[float], float], lo: float, hi: float) -> float:
     return round((lo + hi) / 2, 3)
 
 
-def fit(rows: list[Row]) -> Fitted:
-    """Fit the sustained fraction and the Triton kernel's scale per family, and the recompute
-    cost, on ``rows`` (the fit rows): coordinate descent, each constant by golden-section
-    search, minimizing the median |log(predicted / published MFU)| (per family for
-    ``sustained`` and ``attention``, over the checkpointed rows given for
-    ``recompute_cost``)."""
-    archs = sorted({arch_of(r) for r in rows})
+def _loss(preds: list[Prediction]) -> float:
+    return statistics.fmean(abs(math.log(p.ratio)) for p in preds) if preds else 0.0
+
+
+def kernel_of(run: Run) -> str:
+    """The attention kernel a run's settings name."""
+    return str(run.settings.get("attention", "flash"))
+
+
+def fit(runs: list[Run]) -> Fitted:
+    """Fit every whole-step constant on ``runs`` (the fit rows; held-out rows are refused)."""
+    if any(r.split != "fit" for r in runs):
+        raise ValueError("fit() takes fit rows only")
+    runs = usable(runs)
+    foundry = [r for r in runs if r.table == "llm-foundry"]
     # A fixed start, so the fit does not depend on the constants it replaces.
     fitted = Fitted(
-        sustained=MappingProxyType(dict.fromkeys(archs, 1.0)),
+        sustained=MappingProxyType(dict.fromkeys(FAMILIES, 1.0)),
         attention=MappingProxyType({}),
-        recompute_cost=1.0,
+        frameworks=MappingProxyType(dict.fromkeys(FITTED_FRAMEWORKS, (1.0, 0.0))),
+        gpus=MappingProxyType({}),
     )
 
-    def loss(f: Fitted, some: list[Row]) -> float:
-        return statistics.median(abs(math.log(p.mfu / p.row.mfu)) for p in predict(some, f))
+    def set_gpu(f: Fitted, name: str, x: float) -> Fitted:
+        return dataclasses.replace(f, gpus=MappingProxyType({**f.gpus, name: x}))
 
-    for _ in range(3):
-        for arch in archs:
-            mine = [r for r in rows if arch_of(r) == arch]
-            base = fitted
+    def set_sustained(f: Fitted, arch: str, x: float) -> Fitted:
+        return dataclasses.replace(f, sustained=MappingProxyType({**f.sustained, arch: x}))
 
-            def by_sustained(
-                x: float, arch: str = arch, base: Fitted = base, mine: list[Row] = mine
-            ) -> float:
-                sustained = MappingProxyType({**base.sustained, arch: x})
-                return loss(dataclasses.replace(base, sustained=sustained), mine)
+    def set_scale(f: Fitted, arch: str, kernel: str, x: float) -> Fitted:
+        kernels = {**f.attention.get(arch, {}), kernel: x}
+        return dataclasses.replace(f, attention=MappingProxyType({**f.attention, arch: kernels}))
 
-            best = _golden(by_sustained, 0.3, 1.0)
-            fitted = dataclasses.replace(
-                fitted, sustained=MappingProxyType({**fitted.sustained, arch: best})
-            )
-            base = fitted
+    def set_framework(f: Fitted, name: str, scale: float, tp: float) -> Fitted:
+        values = {**f.frameworks, name: (scale, tp)}
+        return dataclasses.replace(f, frameworks=MappingProxyType(values))
 
-            def by_attention(
-                x: float, arch: str = arch, base: Fitted = base, mine: list[Row] = mine
-            ) -> float:
-                attention = MappingProxyType({**base.attention, arch: x})
-                return loss(dataclasses.replace(base, attention=attention), mine)
-
-            best = _golden(by_attention, 0.3, 1.5)
-            fitted = dataclasses.replace(
-                fitted, attention=MappingProxyType({**fitted.attention, arch: best})
-            )
-        checkpointed = [r for r in rows if r.checkpointing]
+    def best(
+        change: Callable[[Fitted, float], Fitted], rows: list[Run], lo: float, hi: float
+    ) -> Fitted:
         base = fitted
+        x = _golden(lambda v: _loss(predict(rows, change(base, v))), lo, hi)
+        return change(base, x)
 
-        def by_recompute(x: float, base: Fitted = base, some: list[Row] = checkpointed) -> float:
-            return loss(dataclasses.replace(base, recompute_cost=x), some)
+    # 1. The families, on llm-foundry's rows (the reference framework).
+    for _ in range(3):
+        for arch in FAMILIES:
+            mine = [r for r in foundry if arch_of(r) == arch]
+            fitted = best(lambda f, x, a=arch: set_sustained(f, a, x), mine, 0.3, 1.0)
+            fitted = best(lambda f, x, a=arch: set_scale(f, a, KERNEL, x), mine, 0.3, 1.5)
+    # 2. The frameworks, and the kernels their runs use, on their own rows.
+    others = [r for r in runs if r.table != "llm-foundry"]
+    kernels = sorted({(arch_of(r), kernel_of(r)) for r in others if kernel_of(r) in KERNELS})
+    for _ in range(3):
+        for name in FITTED_FRAMEWORKS:
+            mine = [r for r in others if framework_of(r) == name]
+            overlapped = [r for r in mine if r.settings.get("tp_overlap")]
 
-        fitted = dataclasses.replace(fitted, recompute_cost=_golden(by_recompute, 0.0, 1.0))
+            def scale(f: Fitted, x: float, n: str = name) -> Fitted:
+                return set_framework(f, n, x, f.frameworks[n][1])
+
+            def overlap(f: Fitted, x: float, n: str = name) -> Fitted:
+                return set_framework(f, n, f.frameworks[n][0], x)
+
+            fitted = best(scale, mine, 0.4, 1.6)
+            if overlapped:
+                fitted = best(overlap, overlapped, 0.0, 1.0)
+        for arch, kernel in kernels:
+            mine = [r for r in others if arch_of(r) == arch and kernel_of(r) == kernel]
+            fitted = best(lambda f, x, a=arch, k=kernel: set_scale(f, a, k, x), mine, 0.3, 1.5)
+        for name in OWN_GPUS:
+            mine = [r for r in others if lookup(r.gpu).name == name]
+            fitted = best(lambda f, x, g=name: set_gpu(f, g, x), mine, 0.3, 1.0)
     return fitted
 
 
-def summary(preds: list[Prediction]) -> tuple[float, float, float]:
-    """Median and worst |error|, and the share of rows within ±20%."""
+@dataclass(frozen=True)
+class Summary:
+    """The error of a set of predictions: rows, median |error|, share within ±20%, and the
+    geometric-mean bias (exp(mean log(predicted / published)) − 1)."""
+
+    rows: int
+    median: float
+    within_20: float
+    bias: float
+    worst: float
+
+
+def summary(preds: list[Prediction]) -> Summary:
+    """`Summary` of ``preds``."""
     errors = [abs(p.error) for p in preds]
-    return (
-        statistics.median(errors),
-        max(errors),
-        sum(e <= 0.20 for e in errors) / len(errors),
+    return Summary(
+        rows=len(preds),
+        median=statistics.median(errors),
+        within_20=sum(e <= 0.20 for e in errors) / len(errors),
+        bias=math.exp(statistics.fmean(math.log(p.ratio) for p in preds)) - 1.0,
+        worst=max(errors),
     )
+
+
+def by_table(preds: list[Prediction], split: str) -> dict[str, Summary]:
+    """`summary` per table of the ``split`` rows."""
+    out = {}
+    for table in TABLES:
+        some = [p for p in preds if p.run.table == table and p.run.split == split]
+        if some:
+            out[table] = summary(some)
+    return out
 
 
 def attention_report() -> int:
@@ -316,7 +344,7 @@ def attention_report() -> int:
 
     with (DATA / "flash_attention.csv").open(encoding="utf-8") as f:
         bars = list(csv.DictReader(ln for ln in f if not ln.startswith("#")))
-    for split in ("fit", "held_out"):
+    for split in SPLITS:
         errors = []
         for r in (b for b in bars if b["split"] == split):
             causal = r["causal"] == "True"
@@ -330,53 +358,85 @@ def attention_report() -> int:
     return 0
 
 
+def _summary_lines(preds: list[Prediction], markdown: bool) -> list[str]:
+    lines = []
+    if markdown:
+        lines += [
+            "| table | rows | rows | median error | within ±20% | bias | worst |",
+            "|---|---|---|---|---|---|---|",
+        ]
+    for split in SPLITS:
+        tables = by_table(preds, split)
+        mine = [p for p in preds if p.run.split == split]
+        if len(tables) > 1:
+            tables["all tables"] = summary(mine)
+        for table, s in tables.items():
+            if markdown:
+                lines.append(
+                    f"| {table} | {split.replace('_', '-')} | {s.rows} | {s.median:.1%} |"
+                    f" {s.within_20:.0%} | {s.bias:+.1%} | {s.worst:.1%} |"
+                )
+            else:
+                lines.append(
+                    f"{split:8s} {table:11s} rows {s.rows:3d}: median |error| {s.median:5.1%},"
+                    f" within ±20% {s.within_20:4.0%}, bias {s.bias:+6.1%},"
+                    f" worst {s.worst:6.1%}"
+                )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print published vs predicted MFU per row and the error on fit and held-out rows."""
+    """Print published vs predicted throughput per row and the error per table and split."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fit", action="store_true", help="refit on the fit rows and print")
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    parser.add_argument("--table", choices=tuple(TABLES), help="only this table's rows")
+    parser.add_argument(
+        "--refit", action="store_true", help="report with constants refitted now (not shipped)"
+    )
     parser.add_argument(
         "--attention", action="store_true", help="the attention model against its figures"
     )
     args = parser.parse_args(argv)
     if args.attention:
         return attention_report()
-    rows = load_rows()
+    runs = all_runs()
     if args.fit:
-        fitted = fit([r for r in rows if r.split == "fit"])
+        fitted = fit([r for r in runs if r.split == "fit"])
         print(
             f"fitted on the fit rows: step_sustained_fraction {dict(fitted.sustained)},"
-            f" attention_scale of {KERNEL} {dict(fitted.attention)},"
-            f" recompute_cost {fitted.recompute_cost}"
+            f" attention_scale { ({a: dict(k) for a, k in fitted.attention.items()}) },"
+            f" frameworks (sustained scale, tp overlap) {dict(fitted.frameworks)},"
+            f" GPUs' own step_sustained_fraction {dict(fitted.gpus)}"
         )
         return 0
-    preds = predict(rows)
+    refitted = fit([r for r in runs if r.split == "fit"]) if args.refit else None
+    preds = predict(usable(runs), refitted)
+    shown = [p for p in preds if args.table in (None, p.run.table)]
     if args.markdown:
-        print("| table | model | seq | b | AC | split | published MFU | predicted MFU | error |")
-        print("|---|---|---|---|---|---|---|---|---|")
-    for p in preds:
-        r = p.row
+        print("| table | run | split | published tok/s/GPU | predicted | error |")
+        print("|---|---|---|---|---|---|")
+    for p in shown:
+        r = p.run
         if args.markdown:
             print(
-                f"| {r.table} | {r.model} | {r.seq_len} | {r.micro_batch} |"
-                f" {'yes' if r.checkpointing else 'no'} | {r.split} | {r.mfu:.1%} |"
-                f" {p.mfu:.1%} | {p.error:+.1%} |"
+                f"| {r.table} {r.part} | {r.label} | {r.split} | {r.tokens_per_s_per_gpu:.0f} |"
+                f" {p.tokens_per_s_per_gpu:.0f} | {p.error:+.1%} |"
             )
         else:
             print(
-                f"{r.table:15s} {r.model:5s} s={r.seq_len:6d} b={r.micro_batch:3d}"
-                f" AC={'y' if r.checkpointing else 'n'} {r.split:8s} published {r.mfu:6.1%}"
-                f" predicted {p.mfu:6.1%} ({p.error:+6.1%})"
+                f"{r.table:11s} {r.split:8s} {r.label:66s} published"
+                f" {r.tokens_per_s_per_gpu:9.1f} predicted {p.tokens_per_s_per_gpu:9.1f}"
+                f" ({p.error:+6.1%})"
             )
-    for split in ("fit", "held_out"):
-        for family in ("hopper", "ampere"):
-            some = [p for p in preds if p.row.split == split and arch_of(p.row) == family]
-            if some:
-                median, worst, within = summary(some)
-                print(
-                    f"{split} rows, {family} ({len(some)}): median |error| {median:.1%},"
-                    f" worst {worst:.1%}, within ±20%: {within:.0%}"
-                )
+    skipped = [r for r in runs if r.skip and args.table in (None, r.table)]
+    if skipped and not args.markdown:
+        print(f"not predicted ({len(skipped)} rows):")
+        for r in skipped:
+            print(f"  {r.table} {r.split} {r.label}: {r.skip}")
+    print()
+    for line in _summary_lines(shown, args.markdown):
+        print(line)
     return 0
 
 

@@ -119,6 +119,36 @@ def test_target_flags_and_the_configs_own_values(tmp_path: Path) -> None:
     assert mlp_up["m"] == 4 and mlp_up["intensity"] < mlp_up["ridge"] / 10
 
 
+def test_a_parallel_step_shows_its_collectives_and_bubble(gpt2: Path) -> None:
+    flags = ("--tp", "2", "--pp", "4", "--data-parallel", "2", "--global-batch", "32")
+    flags += ("--recompute", "selective", "--gpus-per-node", "8", "--framework", "megatron")
+    _, out, _ = run(str(gpt2), "--format", "json", *flags)
+    data = json.loads(out)
+    assert (data["pp"], data["global_batch"], data["recompute_mode"]) == (4, 32, "selective")
+    assert data["recompute"] is True
+    assert data["micro_batches"] == 32 // (1 * 2) and data["framework"] == "megatron"
+    comms = {(c["name"], c["pass"]): c for c in data["comms"]}
+    assert {"tp_reduce", "pp_send", "dp_reduce"} <= {name for name, _ in comms}
+    tp = comms[("tp_reduce", "fwd")]
+    # GPT-2: 12 layers on 4 stages, two reductions each; one 768-wide bf16 activation of the
+    # 1024-token micro-batch, all-reduced over 2 GPUs of one node.
+    assert tp["count"] == 2 * 12 // 4 and tp["bytes"] == 1024 * 768 * 2
+    assert tp["wire_bytes"] == 1024 * 768 * 2 and tp["link"] == "NVLink"
+    assert 0 <= tp["exposed_s"] <= tp["time_s"]
+    assert data["bubble"] == 3 / 16
+    exposed = sum(c["total_s"] for c in data["comms"])
+    parts = data["gemm_time_s"] + data["other_time_s"] + exposed + data["bubble_s"]
+    assert parts == pytest.approx(data["step_time_s"])
+    _, text, _ = run(str(gpt2), *flags)
+    assert "pp 4, data-parallel 2, global batch 32, recompute selective, megatron step" in text
+    assert "collectives (bytes this GPU sends per call" in text
+    assert "tp_reduce" in text and "NVLink" in text
+    assert "pipeline bubble: (p-1)/(m*v) = 3/(16*1) = 19%" in text
+    # Without the micro-batches per step the bubble is not counted, and says so.
+    _, text, _ = run(str(gpt2), "--tp", "2", "--pp", "4")
+    assert "pipeline bubble: not counted" in text
+
+
 def test_several_configs_and_picking_one(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(MULTI)

@@ -131,6 +131,11 @@ def test_explain_json_one_and_several(here: Path) -> None:
         assert "$schema" not in item and "version" not in item
     moe = REPO / "examples" / "paligemma-3b" / "config.json"
     valid("explain", run("explain", str(moe), "--format", "json"))
+    # A parallel step: its collectives and pipeline bubble.
+    flags = ("--tp", "2", "--pp", "2", "--data-parallel", "2", "--global-batch", "8")
+    parallel = run("explain", "gpt2.json", "--format", "json", *flags, "--recompute", "selective")
+    assert parallel["comms"] and parallel["bubble"] > 0
+    valid("explain", parallel)
 
 
 def test_suggest_json(here: Path) -> None:

@@ -52,7 +52,8 @@ def test_defaults_are_not_shown_and_chosen_values_are(config: Path) -> None:
         str(config), "--fused", "none,+norm", "--data-parallel", "8", "--sharded", "--recompute"
     )
     assert code == 1
-    assert "tp 1*, fused norm, data-parallel 8, sharded, recompute (" in estimated_for(out)
+    # --recompute alone is full recomputation.
+    assert "tp 1*, fused norm, data-parallel 8, sharded, recompute full (" in estimated_for(out)
     # --no-… says the default explicitly: nothing to show.
     line = estimated_for(run(str(config), "--no-sharded", "--no-recompute")[1])
     assert "sharded" not in line and "recompute" not in line
@@ -67,7 +68,8 @@ def test_json_target_carries_values_and_origins(config: Path) -> None:
     target = c["target"]
     assert target["fused"] == "all"  # default plus cross-entropy is every fusion
     assert target["data_parallel"] == 4 and target["sharded"] is False
-    assert target["recompute"] is True
+    # JSON version 1's boolean, and the mode: the older boolean spelling true is full.
+    assert target["recompute"] is True and target["recompute_mode"] == "full"
     assert target["origins"]["fused"] == "settings"
     assert target["origins"]["data_parallel"] == "flag"
     assert target["origins"]["recompute"] == "settings"
@@ -76,6 +78,7 @@ def test_json_target_carries_values_and_origins(config: Path) -> None:
     _, out, _ = run(str(config), "--format", "json", "--no-recompute", "--fused", "none")
     (c,) = json.loads(out)["configs"]
     assert c["target"]["recompute"] is False and c["target"]["fused"] == "none"
+    assert c["target"]["recompute_mode"] == "none"
     assert c["target"]["origins"]["recompute"] == "flag"
 
 
@@ -95,17 +98,21 @@ def test_explain_uses_the_flags(config: Path) -> None:
     )
     slower = explain("--recompute", "--fused", "none")
     assert slower["recompute"] is True and slower["fused"] == "none"
+    assert slower["recompute_mode"] == "full"
     assert float(str(slower["step_time_s"])) > float(str(base["step_time_s"]))
     ops = slower["ops"]
     assert isinstance(ops, list)
     assert any(o["pass"] == "recompute" for o in ops)
+    # The gradients' reduction is a collective of the step (perf/communication.py).
     reduced = explain("--data-parallel", "8")
-    assert any(o["name"] == "grad_reduce" for o in reduced["ops"])  # type: ignore[union-attr]
+    comms = {c["name"]: c for c in reduced["comms"]}  # type: ignore[union-attr]
+    assert comms["dp_reduce"]["collective"] == "all-reduce" and comms["dp_reduce"]["group"] == 8
     sharded = explain("--data-parallel", "8", "--sharded")
-    note = next(o["note"] for o in sharded["ops"] if o["name"] == "grad_reduce")  # type: ignore[union-attr]
-    assert note.startswith("reduce-scatter over 8 GPUs")
+    comms = {c["name"]: c for c in sharded["comms"]}  # type: ignore[union-attr]
+    assert comms["dp_reduce"]["collective"] == "reduce-scatter"
+    assert comms["dp_gather"]["collective"] == "all-gather"
     _, text, _ = run("explain", str(config), "--fused", "none", "--data-parallel", "2")
-    assert text.splitlines()[0].endswith("tp 1, fused none, data-parallel 2")
+    assert text.splitlines()[0].endswith("tp 1, fused none, data-parallel 2, pytorch step")
 
 
 @pytest.mark.parametrize(

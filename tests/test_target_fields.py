@@ -78,11 +78,19 @@ def test_declaration_agrees_with_the_dataclass(spec: TargetField) -> None:
             assert typing.get_args(hint) == spec.choices
         else:
             plain = [a for a in typing.get_args(hint) if a is not type(None)]
-            assert plain == [str], f"{spec.name}: a choice is a Literal or str, not {hint}"
+            if len(plain) == 1 and typing.get_origin(plain[0]) is typing.Literal:
+                # An optional choice (None: not chosen, e.g. the framework the dialect implies).
+                assert spec.default is None and typing.get_args(plain[0]) == spec.choices
+            else:
+                assert plain == [str], f"{spec.name}: a choice is a Literal or str, not {hint}"
+    elif spec.kind == "positive" and spec.default is None:
+        # An optional count (None: not stated, e.g. the global batch).
+        assert annotation == "int | None", spec.name
+        assert not spec.choices
     else:
         assert annotation == _ANNOTATION[spec.kind], spec.name
         assert not spec.choices
-    if spec.kind == "positive":
+    if spec.kind == "positive" and spec.default is not None:
         assert isinstance(spec.default, int) and spec.default >= 1
     if spec.kind == "bool":
         assert spec.default is False
@@ -126,7 +134,12 @@ def test_check_output_schema_has_every_json_field() -> None:
     )
     props = json.loads(current)["$defs"]["target"]["properties"]
     json_fields = [f.name for f in TARGET_FIELDS if f.json]
+    # recompute stays version 1's boolean; its mode follows it.
+    at = json_fields.index("recompute") + 1
+    json_fields[at:at] = ["recompute_mode"]
     assert list(props) == ["gpu", *json_fields, "origins", "defaults"]
+    assert props["recompute"] == {"type": "boolean"}
+    assert props["recompute_mode"] == {"enum": ["none", "selective", "op", "layer", "full"]}
     assert props["mode"] == {"enum": ["train", "prefill", "decode"]}
     assert props["tp"] == {"type": "integer", "minimum": 1}
 
@@ -188,7 +201,11 @@ def test_json_and_text_show_the_field_as_declared(spec: TargetField) -> None:
     options = LintOptions(gpus=(H100,), flags=TargetOptions(**chosen))
     assumed = assumed_target(_config(), options)
     out = assumed.as_json()
-    if spec.json:
+    if spec.name == "recompute":
+        # JSON version 1's boolean, the mode beside it.
+        assert out["recompute"] is (value != "none") and out["recompute_mode"] == value
+        assert out["origins"][spec.name] == "flag"
+    elif spec.json:
         assert out[spec.name] == value and out["origins"][spec.name] == "flag"
         assert spec.name not in out["defaults"]
     else:
@@ -227,7 +244,7 @@ def test_json_fields_and_text_keep_their_order() -> None:
     )
     text = assumed_target(_config(), LintOptions(gpus=(H100,), flags=flags)).text()
     assert text == (
-        "H100-SXM, fp8, train*, micro-batch 1*, seq 4096*, tp 2, unfused attention, recompute, "
+        "H100-SXM, fp8, train*, micro-batch 1*, seq 4096*, tp 2, unfused attention, recompute full, "
         "fp8-recipe nvfp4 (timed at FP8 rates), engines vllm, pp 4"
     )
 

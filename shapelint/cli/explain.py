@@ -69,6 +69,26 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
         }
         for o in step.ops
     ]
+    comms: list[dict[str, Any]] = [
+        {
+            "name": c.op.name,
+            "pass": c.op.pass_,
+            "collective": c.op.collective,
+            "group": c.op.group,
+            "count": c.op.count,
+            "share": c.op.share,
+            "bytes": c.op.size,
+            "wire_bytes": c.op.wire_bytes,
+            "link": c.op.link,
+            "link_gbs": c.op.link_gbs,
+            "time_s": c.time.time_s,
+            "exposed_s": c.time.exposed_s,
+            "total_s": c.total_s,
+            "share_of_step": c.total_s / step.total_s if step.total_s > 0 else 0.0,
+            "note": c.op.note,
+        }
+        for c in step.comms
+    ]
     dtype = target.dtype
     return {
         "gpu": gpu.name,
@@ -100,7 +120,22 @@ def explain(config: ModelConfig, target: Target) -> dict[str, Any]:
         "fused": target.fused,
         "data_parallel": target.data_parallel,
         "sharded": target.sharded,
-        "recompute": target.recompute,
+        # JSON version 1's boolean; the mode (none, selective, op, layer, full) beside it.
+        "recompute": target.recompute != "none",
+        "recompute_mode": target.recompute,
+        "pp": target.pp,
+        "vp": target.vp,
+        "cp": target.cp,
+        "ep": target.ep,
+        "global_batch": target.global_batch,
+        "micro_batches": step.micro_batches,
+        "gpus_per_node": target.gpus_per_node or gpu.gpus_per_node,
+        "tp_overlap": target.tp_overlap,
+        "framework": step.framework,
+        "comms": comms,
+        "comm_time_s": step.comm_s,
+        "bubble": step.bubble,
+        "bubble_s": step.bubble_s,
         "has_attention": config.has_attention,
         "untimed": config.untimed or None,
     }
@@ -129,12 +164,82 @@ def _step_run(data: dict[str, Any]) -> str:
     """``, fused none, data-parallel 8, sharded, recompute``: how the step is run, where it is
     not the default."""
     parts = []
+    for name in ("pp", "vp", "cp", "ep"):
+        if data.get(name, 1) != 1:
+            parts.append(f"{name} {data[name]}")
     if data.get("fused", "default") != "default":
         parts.append(f"fused {data['fused']}")
     if data.get("data_parallel", 1) != 1:
         parts.append(f"data-parallel {data['data_parallel']}")
-    parts.extend(name for name in ("sharded", "recompute") if data.get(name))
+    if data.get("global_batch"):
+        parts.append(f"global batch {data['global_batch']}")
+    if data.get("sharded"):
+        parts.append("sharded")
+    recompute = data.get("recompute_mode", "full" if data.get("recompute") else "none")
+    if recompute != "none":
+        parts.append(f"recompute {recompute}")
+    if data.get("tp_overlap"):
+        parts.append("tp overlap")
+    if data.get("framework"):
+        parts.append(f"{data['framework']} step")
     return "".join(f", {p}" for p in parts)
+
+
+def _comm_lines(data: dict[str, Any]) -> list[str]:
+    """The collectives of the step and its pipeline bubble, as text lines."""
+    lines: list[str] = []
+    if data.get("comms"):
+        lines.append("")
+        lines.append(
+            "collectives (bytes this GPU sends per call, at the link's achievable bandwidth;"
+            " exposed: what the framework does not hide behind compute):"
+        )
+        header = "op pass collective GPUs count bytes link GB/s time exposed step note"
+        rows: list[tuple[str, ...]] = [tuple(header.split())]
+        for c in data["comms"]:
+            count = str(c["count"]) if c.get("share", 1.0) >= 1.0 else f"{c['count']}/step"
+            rows.append(
+                (
+                    c["name"],
+                    c["pass"],
+                    c["collective"],
+                    str(c["group"]),
+                    count,
+                    _si(c["wire_bytes"], "B"),
+                    c["link"],
+                    f"{c['link_gbs']:.0f}",
+                    _seconds(c["time_s"]),
+                    _seconds(c["exposed_s"]),
+                    _pct(c.get("share_of_step", 0.0)),
+                    c.get("note", ""),
+                )
+            )
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        left = {0, 1, 2, 6, 11}
+        for r in rows:
+            cells = [
+                c.ljust(w) if i in left else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            ]
+            lines.append("  ".join(cells).rstrip())
+        lines.append(
+            "time and exposed per call; count/step: once per step, its time shared by the"
+            f" {data.get('micro_batches', 1)} micro-batches of the step."
+        )
+    if data.get("pp", 1) > 1:
+        bubble = data.get("bubble")
+        if bubble is None:
+            lines.append(
+                "pipeline bubble: not counted (the micro-batches per step are not known:"
+                " --global-batch, or the config's global batch or gradient accumulation)"
+            )
+        else:
+            m, v = data.get("micro_batches", 1), data.get("vp", 1)
+            lines.append(
+                f"pipeline bubble: (p-1)/(m*v) = {data['pp'] - 1}/({m}*{v}) = {_pct(bubble)} of"
+                f" the micro-batches' time, {_seconds(data.get('bubble_s', 0.0))}"
+            )
+    return lines
 
 
 def render_explain_text(data: dict[str, Any]) -> str:
@@ -262,10 +367,17 @@ def render_explain_text(data: dict[str, Any]) -> str:
                 for i, (c, w) in enumerate(zip(op_row, op_widths, strict=True))
             ]
             lines.append("  ".join(cells).rstrip())
-        lines.append(
-            f"GEMMs and attention {_seconds(data.get('gemm_time_s', 0.0))},"
-            f" memory-bound ops {_seconds(data.get('other_time_s', 0.0))}"
-        )
+    lines.extend(_comm_lines(data))
+    if data.get("ops") or data.get("comms") or data.get("bubble_s"):
+        parts = [
+            f"GEMMs and attention {_seconds(data.get('gemm_time_s', 0.0))}",
+            f"memory-bound ops {_seconds(data.get('other_time_s', 0.0))}",
+        ]
+        if data.get("comms"):
+            parts.append(f"collectives {_seconds(data.get('comm_time_s', 0.0))} exposed")
+        if data.get("bubble_s"):
+            parts.append(f"pipeline bubble {_seconds(data['bubble_s'])}")
+        lines.append(", ".join(parts))
     lines.append(f"step time: {_seconds(data['step_time_s'])}   predicted MFU: {_pct(data['mfu'])}")
     return "\n".join(lines) + "\n"
 

@@ -83,6 +83,9 @@ def target_argument(spec: TargetField) -> dict[str, Any]:
         kw["type"] = positive_int
     elif spec.kind == "choice":
         kw["choices"] = spec.choices
+        alias = dict(spec.aliases).get(True)
+        if alias is not None:  # ``--recompute`` alone keeps its old meaning
+            kw.update(nargs="?", const=alias)
     elif spec.kind == "bool":
         kw.update(action=argparse.BooleanOptionalAction, default=None)
     elif spec.kind == "dtype":
@@ -108,6 +111,14 @@ def add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-file", metavar="FILE", help="YAML file with extra GPU entries")
     for spec in in_order(_HELP_ORDER):
         p.add_argument(spec.option, **target_argument(spec))
+        if spec.negation is not None:  # ``--no-recompute``: the old boolean flag's negation
+            p.add_argument(
+                f"--no-{spec.key}",
+                dest=spec.name,
+                action="store_const",
+                const=spec.negation,
+                help=f"same as {spec.option} {spec.negation}",
+            )
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:

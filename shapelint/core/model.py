@@ -74,6 +74,16 @@ class Dim(str, enum.Enum):
     CP = "cp"
     # DeepSpeed Ulysses sequence parallelism (``sequence_parallel_size``).
     SP = "sp"
+    # Interleaved pipeline stages per GPU (Megatron's virtual pipeline size) and what activation
+    # recomputation reruns (`shapelint.core.target.RECOMPUTE_MODES`): the step model reads them.
+    VP = "vp"
+    RECOMPUTE = "recompute"
+    # The framework a config states it runs its step with where its dialect's default does not
+    # say it (torchtitan's ``compile``: `shapelint.core.target.FRAMEWORKS`).
+    FRAMEWORK = "framework"
+    # The GPUs of one node a launch uses (NeMo's ``trainer.devices``, torchrun's
+    # ``--nproc_per_node``): the NVLink domain the step model's collectives take.
+    GPUS_PER_NODE = "gpus_per_node"
     # Set when a config sizes its pipeline stages itself (Megatron-LM's layout settings,
     # Megatron-DeepSpeed's pipeline partitioning): the setting that does; no even split is
     # then required.
@@ -121,6 +131,8 @@ INTEGER_DIMS: frozenset[Dim] = frozenset(
         Dim.EP,
         Dim.CP,
         Dim.SP,
+        Dim.VP,
+        Dim.GPUS_PER_NODE,
         Dim.QUANT_BITS,
         Dim.QUANT_BLOCK_N,
         Dim.QUANT_BLOCK_K,
@@ -233,6 +245,9 @@ class Traits:
     # running a fused LayerNorm-MLP module's activation kernel (Megatron-LM and NeMo with
     # Transformer Engine): that kernel's limits do not apply.
     own_mlp_activation: bool = False
+    # The framework that runs the step (`shapelint.core.target.FRAMEWORKS`), whose whole-step
+    # efficiency the performance model applies when neither a flag nor the settings name one.
+    framework: str | None = None
 
 
 @dataclass(frozen=True)

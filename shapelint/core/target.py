@@ -35,6 +35,17 @@ MODES: tuple[str, ...] = get_args(Mode)
 # elsewhere); the others name one kernel (shapelint.perf.attention).
 Attention = Literal["flash", "flash2", "flash3", "cudnn", "sdpa", "flash1", "triton", "unfused"]
 ATTENTION_KERNELS: tuple[str, ...] = get_args(Attention)
+# What activation recomputation reruns in the backward (shapelint.perf.workload): nothing; the
+# attention core (Megatron's selective recompute, Korthikanti et al. 2022); every other matmul
+# and the elementwise ops (torchtitan's per-op selective checkpointing); every other layer
+# (torchtitan's per-layer selective checkpointing at its default frequency); every layer.
+Recompute = Literal["none", "selective", "op", "layer", "full"]
+RECOMPUTE_MODES: tuple[str, ...] = get_args(Recompute)
+# The frameworks whose whole-step efficiency is calibrated (shapelint.perf.estimate): Megatron-LM
+# and NeMo, PyTorch eager (FSDP/DDP or one GPU, torchtitan without compile), torch.compile,
+# llm-foundry/Composer, JAX/XLA (MaxText, Levanter).
+Framework = Literal["megatron", "pytorch", "compile", "foundry", "jax"]
+FRAMEWORKS: tuple[str, ...] = get_args(Framework)
 # A model's maximum context (HF max_position_embeddings) is not the length it is trained at;
 # estimates for such configs use at most this many tokens per sequence unless told otherwise.
 DEFAULT_SEQ_LEN = 4096
@@ -77,6 +88,10 @@ class TargetField:
     shown: str | Callable[[Any], str] | None = None
     always_shown: bool = False
     shown_with: tuple[str, object] | None = None
+    # Older spellings a choice field still takes, as settings values and as flags: value →
+    # choice (``recompute = true`` is "full"); ``negation`` is the choice of ``--no-FLAG``.
+    aliases: tuple[tuple[object, str], ...] = ()
+    negation: str | None = None
     # Part of the JSON target (value, origin, listed among the defaults).
     json: bool = True
     name: str = ""
@@ -200,19 +215,19 @@ class Target:
     )
     # How a training step is run (shapelint.perf.ops): the kernel fusions ("default" is what a
     # Megatron-LM run does; "none" is PyTorch eager; or a comma list), data-parallel GPUs (for
-    # the gradient reduction), optimizer state sharded over them (ZeRO/FSDP), and full
-    # activation recomputation (one extra forward per layer).
+    # the gradient reduction), parameters, gradients and optimizer state sharded over them
+    # (FSDP, ZeRO-3), and what activation recomputation reruns.
     fused: str = declared(
         "default",
         TargetField(
             "fused",
             "fused kernels: default (Megatron-LM), none (PyTorch eager), all, or a list such as "
             "default,+cross_entropy or none,norm (norm, swiglu, rope, softmax, dropout, adamw, "
-            "cross_entropy)",
+            "cross_entropy, fp8_cast)",
             metavar="SPEC",
             description='fused kernels: "default", "none", "all" or a comma list such as '
             '"default,+cross_entropy" (norm, swiglu, rope, softmax, dropout, adamw, '
-            "cross_entropy)",
+            "cross_entropy, fp8_cast)",
             shown="fused {}",
         ),
     )
@@ -229,16 +244,25 @@ class Target:
         False,
         TargetField(
             "bool",
-            "optimizer state and gradients sharded over the data-parallel GPUs (ZeRO/FSDP)",
+            "parameters, gradients and optimizer state sharded over the data-parallel GPUs "
+            "(FSDP, ZeRO-3: parameters all-gathered for the forward and the backward)",
             shown="sharded",
         ),
     )
-    recompute: bool = declared(
-        False,
+    recompute: Recompute = declared(
+        "none",
         TargetField(
-            "bool",
-            "full activation recomputation (checkpointing) in the backward",
-            shown="recompute",
+            "choice",
+            "activation recomputation in the backward: full (every layer's forward again), "
+            "selective (the attention core, Megatron), op (every other matmul and the "
+            "elementwise ops, torchtitan), layer (every other layer, torchtitan), none; "
+            "--recompute alone is full, --no-recompute none",
+            choices=RECOMPUTE_MODES,
+            description=one_of(RECOMPUTE_MODES) + " (true: full, false: none)",
+            dim="recompute",
+            shown="recompute {}",
+            aliases=((True, "full"), (False, "none")),
+            negation="none",
         ),
     )
     # The FP8-family training recipe under ``dtype == "fp8"`` (None: the engine's default).
@@ -303,6 +327,68 @@ class Target:
             json=False,
         ),
     )
+    # The pipeline's interleaved stages per GPU (Megatron's virtual pipeline size), the global
+    # batch in sequences (micro-batches per step: global / (micro-batch · data-parallel)), the
+    # GPUs one node's NVLink joins (default: the GPU table's reference node), and whether the
+    # tensor-parallel collectives overlap the GEMMs (Megatron --tp-comm-overlap, torchtitan's
+    # async TP). Read by the step model (shapelint.perf.communication).
+    vp: int = declared(
+        1,
+        TargetField(
+            "positive",
+            "interleaved pipeline stages per GPU (virtual pipeline size)",
+            metavar="N",
+            dim="vp",
+            shown="vp {}",
+            json=False,
+        ),
+    )
+    global_batch: int | None = declared(
+        None,
+        TargetField(
+            "positive",
+            "global batch in sequences (micro-batches per step = global / (micro-batch · "
+            "data-parallel); default: the config's gradient accumulation, else one)",
+            metavar="N",
+            dim="global_batch",
+            shown="global batch {}",
+            json=False,
+        ),
+    )
+    gpus_per_node: int | None = declared(
+        None,
+        TargetField(
+            "positive",
+            "GPUs one node's NVLink joins (default: the GPU table's reference node)",
+            metavar="N",
+            dim="gpus_per_node",
+            shown="{} GPUs per node",
+            json=False,
+        ),
+    )
+    tp_overlap: bool = declared(
+        False,
+        TargetField(
+            "bool",
+            "tensor-parallel collectives overlapped with the GEMMs (Megatron --tp-comm-overlap, "
+            "torchtitan async TP)",
+            dim="tp_comm_overlap",
+            shown="tp overlap",
+            json=False,
+        ),
+    )
+    framework: Framework | None = declared(
+        None,
+        TargetField(
+            "choice",
+            "framework whose whole-step efficiency applies (megatron, pytorch, compile, "
+            "foundry, jax; default: the one the config's dialect implies, else pytorch)",
+            choices=FRAMEWORKS,
+            dim="framework",
+            shown="{}",
+            json=False,
+        ),
+    )
     # False when no flag or setting chose the GPU and the built-in default stands in for it:
     # rules that refuse a config for the GPU itself rather than its shapes report only a GPU
     # the user chose (SL332).
@@ -342,6 +428,13 @@ class TargetOptions:
         unknown = sorted(set(chosen) - FIELD_NAMES)
         if unknown:
             raise TypeError(f"{unknown[0]!r} is not a target field")
+        # A field's older spelling (``recompute=True``) stands for its choice ("full").
+        aliases = {f.name: f.aliases for f in TARGET_FIELDS if f.aliases}
+        for name, old_spellings in aliases.items():
+            value = chosen.get(name)
+            for old, choice in old_spellings:
+                if value is old:
+                    chosen[name] = choice
         object.__setattr__(self, "chosen", {k: v for k, v in chosen.items() if v is not None})
 
     def get(self, name: str) -> object | None:
@@ -354,11 +447,15 @@ __all__ = [
     "DEFAULT_SEQ_LEN",
     "FIELD_NAMES",
     "FP8_RECIPES",
+    "FRAMEWORKS",
     "MODES",
+    "RECOMPUTE_MODES",
     "TARGET_FIELDS",
     "Attention",
+    "Framework",
     "Kind",
     "Mode",
+    "Recompute",
     "Target",
     "TargetField",
     "TargetOptions",

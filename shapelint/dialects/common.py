@@ -763,3 +763,48 @@ def training_config(b: Builder) -> list[ModelConfig]:
     if any(dim in config.dims for dim in BATCH_DIMS):
         return [replace(config, shape_from_elsewhere=True)]
     return []
+
+
+# Activation recomputation as frameworks write it → `shapelint.core.target.RECOMPUTE_MODES`.
+RECOMPUTE_NAMES = {"full": "full", "selective": "selective", "none": "none"}
+
+
+def take_recompute(b: Builder, granularity: tuple[str, ...], switch: tuple[str, ...] = ()) -> None:
+    """``Dim.RECOMPUTE`` from a granularity key ("full", "selective"; Megatron-LM's
+    ``recompute_granularity``, NeMo's ``activations_checkpoint_granularity``), else from a
+    switch that means selective recompute when true (Megatron-LM's ``--recompute-activations``
+    sets ``recompute_granularity = 'selective'``, megatron/training/arguments.py)."""
+    stated = b.lookup(*granularity)
+    if stated is not None and stated.known:
+        mode = RECOMPUTE_NAMES.get(str(stated.value).strip().lower())
+        if mode is not None:
+            b.set(
+                Dim.RECOMPUTE,
+                derived(mode, (stated,), f"{stated.key}: {mode}", kind=Derivation.CONVERSION),
+            )
+        return
+    on = b.lookup(*switch) if switch else None
+    if on is not None and on.known and on.value is True:
+        b.set(
+            Dim.RECOMPUTE,
+            derived("selective", (on,), f"{on.key}: selective", kind=Derivation.CONVERSION),
+        )
+
+
+def take_interleaving(
+    b: Builder, stages: tuple[str, ...], layers_per_stage: tuple[str, ...] = ()
+) -> None:
+    """``Dim.VP``, the interleaved stages per pipeline rank: stated (Megatron-core's and NeMo's
+    ``virtual_pipeline_model_parallel_size``), or Megatron-LM's ``layers / pp /
+    num_layers_per_virtual_pipeline_stage`` (megatron/training/arguments.py)."""
+    if b.take(Dim.VP, *stages) is not None or not layers_per_stage:
+        return
+    per_stage = b.lookup(*layers_per_stage)
+    layers, pp = b.dims.get(Dim.LAYERS), b.dims.get(Dim.PP)
+    n = per_stage.as_int if per_stage is not None and per_stage.known else None
+    total, p = b.int(Dim.LAYERS), b.int(Dim.PP)
+    if per_stage is None or layers is None or pp is None or not (n and total and p):
+        return
+    if total % p == 0 and (total // p) % n == 0:
+        formula = f"{layers.key} / {pp.key} / {per_stage.key}"
+        b.set(Dim.VP, derived(total // p // n, (per_stage, layers, pp), formula))

@@ -20,7 +20,7 @@ are read and the config is marked ``shape_from_elsewhere``.
 
 from __future__ import annotations
 
-from shapelint.core.model import Dim, ModelConfig
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects.common import (
     Builder,
@@ -34,6 +34,8 @@ from shapelint.dialects.common import (
 )
 
 NAME = "llm-foundry"
+# Composer runs the step: PyTorch FSDP, eager (the whole-step calibration's reference runs).
+TRAITS = Traits(framework="foundry")
 
 MODEL_MARKERS = ("name", "expansion_ratio", "attn_config")
 TRAIN_MARKERS = ("global_train_batch_size", "device_train_microbatch_size", "train_loader")
@@ -75,6 +77,15 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.GLOBAL_BATCH, "global_train_batch_size")
     b.take(Dim.FFN, "model.ffn_config.ffn_hidden_size")
     b.set(Dim.DTYPE, dtype_value(b.lookup("precision")))
+    # FSDP's activation checkpointing wraps every block (Composer's fsdp_config).
+    checkpointing = b.lookup("fsdp_config.activation_checkpointing")
+    if checkpointing is not None and checkpointing.known and isinstance(checkpointing.value, bool):
+        mode = "full" if checkpointing.value else "none"
+        formula = f"{checkpointing.key}: {mode}"
+        b.set(
+            Dim.RECOMPUTE,
+            derived(mode, (checkpointing,), formula, kind=Derivation.CONVERSION),
+        )
     settle_dims(b)
     mpt_ffn(b, "model.")
     return training_config(b)

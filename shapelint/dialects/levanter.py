@@ -48,12 +48,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shapelint.core.model import Derivation, Dim, ModelConfig, Value
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects.common import Builder, KeyAliases, child, derived
 from shapelint.dialects.defaults import default
 
 NAME = "levanter"
+# A JAX/XLA program: the step is compiled by XLA.
+TRAITS = Traits(framework="jax")
 FRAMEWORK = "Levanter"
 
 # Registered ``LmConfig`` types (levanter/models/*.py, 1.1 and 1.2.dev1644) read here.

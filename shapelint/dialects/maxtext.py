@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-from shapelint.core.model import Derivation, Dim, ModelConfig, Value
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Scalar, Sequence
 from shapelint.dialects.common import (
     Builder,
@@ -44,6 +44,8 @@ from shapelint.dialects.common import (
 )
 
 NAME = "maxtext"
+# A JAX/XLA program: the step is compiled by XLA.
+TRAITS = Traits(framework="jax")
 
 BASE_KEYS = (
     "base_emb_dim",

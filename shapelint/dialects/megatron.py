@@ -52,6 +52,8 @@ from shapelint.dialects.common import (
     round_up,
     set_dtype_from_flags,
     settle_dims,
+    take_interleaving,
+    take_recompute,
     training_config,
 )
 from shapelint.readers.hooks import ReaderHooks
@@ -74,7 +76,7 @@ READER_HOOKS = ReaderHooks(
 # ``use_te_activation_func`` or ``use_te_op_fuser`` is set (both off by default; megatron/core/
 # models/gpt/gpt_layer_specs.py:532, megatron/core/transformer/transformer_config.py:1199 at
 # d98e8a64), and shapelint reads neither.
-TRAITS = Traits(own_mlp_activation=True)
+TRAITS = Traits(own_mlp_activation=True, framework="megatron")
 
 
 def engines(config: ModelConfig) -> tuple[str, ...]:
@@ -135,6 +137,28 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.TRANSFORMER_IMPL, "transformer_impl", f"{flags}--transformer-impl")
     b.take(Dim.SEQUENCE_PARALLEL, "sequence_parallel", f"{flags}--sequence-parallel")
     b.take(Dim.TP_COMM_OVERLAP, "tp_comm_overlap", f"{flags}--tp-comm-overlap")
+    # What the step model reads besides: the GPUs per node torchrun starts, recomputation and
+    # interleaved pipeline stages.
+    b.take(Dim.GPUS_PER_NODE, f"{flags}--nproc_per_node", f"{flags}--nproc-per-node")
+    take_recompute(
+        b,
+        ("recompute_granularity", f"{flags}--recompute-granularity"),
+        ("recompute_activations", f"{flags}--recompute-activations"),
+    )
+    take_interleaving(
+        b,
+        (
+            "virtual_pipeline_model_parallel_size",
+            "model_parallel.virtual_pipeline_model_parallel_size",
+            f"{flags}--virtual-pipeline-model-parallel-size",
+            "num_virtual_stages_per_pipeline_rank",
+            f"{flags}--num-virtual-stages-per-pipeline-rank",
+        ),
+        (
+            "num_layers_per_virtual_pipeline_stage",
+            f"{flags}--num-layers-per-virtual-pipeline-stage",
+        ),
+    )
     settle_dims(b)
     _derive(b, swiglu_width)
     return training_config(b)

@@ -50,6 +50,8 @@ from shapelint.dialects.common import (
     round_up,
     settle,
     settle_dims,
+    take_interleaving,
+    take_recompute,
     training_config,
 )
 
@@ -58,7 +60,7 @@ NAME = "nemo"
 # Engine linears unless ``use_te_activation_func`` is set (megatron/core/models/gpt/
 # gpt_layer_specs.py:532, transformer_config.py:1199 at d98e8a64; off by default).
 ENGINES = ("megatron",)
-TRAITS = Traits(own_mlp_activation=True)
+TRAITS = Traits(own_mlp_activation=True, framework="megatron")
 
 MODEL_MARKERS = (
     "encoder_seq_length",
@@ -224,6 +226,23 @@ def extract_as(
     ):
         b.take(dim, f"model.{key}", f"distributed_strategy.{key}", f"trainer.strategy.{key}")
     b.take(Dim.VOCAB_MULTIPLE, "model.make_vocab_size_divisible_by")
+    # What the step model reads besides: the GPUs per node (Lightning's trainer.devices),
+    # interleaved stages, recomputation (NeMo 1's
+    # activations_checkpoint_granularity, NeMo 2's recompute_granularity) and Userbuffers
+    # tensor-parallel overlap.
+    b.take(Dim.GPUS_PER_NODE, "trainer.devices")
+    take_interleaving(
+        b,
+        tuple(
+            f"{where}.virtual_pipeline_model_parallel_size"
+            for where in ("model", "distributed_strategy", "trainer.strategy")
+        ),
+    )
+    take_recompute(
+        b,
+        (*_under_model("activations_checkpoint_granularity", "recompute_granularity"),),
+    )
+    b.take(Dim.TP_COMM_OVERLAP, "model.ub_tp_comm_overlap", *_under_model("tp_comm_overlap"))
     b.take(Dim.VOCAB, *_under_model("override_vocab_size"))
     b.take(Dim.EXPERTS, "model.moe.num_experts", *_under_model("num_moe_experts"))
     b.take(Dim.EXPERTS_PER_TOKEN, "model.moe.top_k", *_under_model("moe_router_topk"))

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.core.model import Dim, ModelConfig, Value
+from shapelint.core.model import Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping
 from shapelint.dialects.common import (
     Builder,
@@ -57,6 +57,8 @@ from shapelint.dialects.common import (
 
 NAME = "torchtitan"
 ENGINES = ("torchtitan",)  # a torchtitan model runs on torchtitan
+# PyTorch eager unless a job config compiles the model (`shapelint.dialects.torchtitan`).
+TRAITS = Traits(framework="pytorch")
 
 # The model classes whose flavours this reads (torchtitan 0.3.0: llama3/__init__.py
 # `_build_llama3_layers`, qwen3/__init__.py `_build_qwen3_layers`, `_build_qwen3_moe_layers`).

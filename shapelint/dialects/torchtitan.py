@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from shapelint.core.model import Dim, ModelConfig
+from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping
 from shapelint.dialects.common import (
     Builder,
@@ -41,6 +41,8 @@ from shapelint.dialects.common import (
 
 NAME = "torchtitan"
 ENGINES = ("torchtitan",)  # a torchtitan config runs on torchtitan
+# PyTorch eager unless the config compiles the model (`_take_step`).
+TRAITS = Traits(framework="pytorch")
 
 TRAINING_KEYS = ("local_batch_size", "batch_size", "global_batch_size", "seq_len")
 
@@ -91,6 +93,7 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     b.take(Dim.EP, "parallelism.expert_parallel_degree")
     b.take(Dim.CP, "parallelism.context_parallel_degree")
     b.set(Dim.DTYPE, dtype_value(b.lookup("training.mixed_precision_param")))
+    _take_step(b)
     settle_dims(b)
     global_batch = b.dims.get(Dim.GLOBAL_BATCH)
     if global_batch is not None and global_batch.as_int is not None and global_batch.as_int < 0:
@@ -100,6 +103,39 @@ def extract(doc: Document, candidate: Candidate, extra_keys: KeyAliases) -> list
     )
     name = ".".join(p for p in (candidate.name, model) if p)
     return [replace(c, name=name, shape_from_elsewhere=True) for c in training_config(b)]
+
+
+def _take_step(b: Builder) -> None:
+    """How the step runs: torch.compile (``training.compile``, later ``compile.enable``),
+    activation checkpointing (``activation_checkpoint.mode``: none, full, or selective with
+    ``selective_ac_option`` "op", per-op, or a number N, every N-th layer; N = 1 is every
+    layer, N = 2 every other one, others are not modelled) and async tensor parallelism
+    (``experimental.enable_async_tensor_parallel``, later under ``parallelism``)."""
+    compiled = b.lookup("training.compile", "compile.enable")
+    if compiled is not None and compiled.known and compiled.value is True:
+        formula = f"{compiled.key}: torch.compile"
+        b.set(Dim.FRAMEWORK, derived("compile", (compiled,), formula, kind=Derivation.CONVERSION))
+    mode = b.lookup("activation_checkpoint.mode")
+    if mode is not None and mode.known:
+        name = str(mode.value).strip().lower()
+        option = b.lookup("activation_checkpoint.selective_ac_option")
+        recompute: str | None = {"none": "none", "full": "full"}.get(name)
+        sources: tuple[Value, ...] = (mode,)
+        if name == "selective" and option is not None and option.known:
+            text = str(option.value).strip().lower()
+            recompute = {"op": "op", "1": "full", "2": "layer"}.get(text)
+            sources = (mode, option)
+        if recompute is not None:
+            formula = " ".join(f"{v.key} {v.value}" for v in sources)
+            b.set(
+                Dim.RECOMPUTE,
+                derived(recompute, sources, formula, kind=Derivation.CONVERSION),
+            )
+    b.take(
+        Dim.TP_COMM_OVERLAP,
+        "experimental.enable_async_tensor_parallel",
+        "parallelism.enable_async_tensor_parallel",
+    )
 
 
 def _trainer_config(b: Builder) -> list[ModelConfig]:

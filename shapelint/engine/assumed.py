@@ -45,7 +45,18 @@ class AssumedTarget:
     def as_json(self) -> dict[str, Any]:
         """``{"gpu": [...], "dtype": …, …, "origins": {...}, "defaults": [...]}``."""
         out: dict[str, Any] = {"gpu": list(self.gpus)}
-        out.update({f: self.values[f] for f in FIELDS})
+        for spec in TARGET_FIELDS:
+            if spec.name not in FIELDS:
+                continue
+            value = self.values[spec.name]
+            if spec.aliases:
+                # A choice that was a boolean (recompute): JSON version 1 keeps the boolean
+                # (false: the choice the old false stands for), the choice follows as
+                # ``<name>_mode``.
+                out[spec.name] = value != dict(spec.aliases).get(False)
+                out[f"{spec.name}_mode"] = value
+            else:
+                out[spec.name] = value
         out["origins"] = {"gpu": "default" if self.gpu_default else "chosen"}
         out["origins"].update({f: self.origins[f] for f in FIELDS})
         out["defaults"] = list(self.defaults)

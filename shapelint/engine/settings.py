@@ -336,6 +336,9 @@ def _target_value(spec: TargetField, value: Any, where: str) -> object:
             from shapelint.perf.fusion import fused_spec
 
             return fused_spec(value)
+        for old, choice in spec.aliases:  # ``recompute = true``: the older boolean spelling
+            if value is old:
+                return choice
     except ValueError as exc:  # UnknownEngineError is one
         raise SettingsError(f"{where}: {spec.key}: {exc}") from None
     return value

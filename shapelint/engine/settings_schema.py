@@ -47,7 +47,7 @@ def schema_entry(spec: TargetField) -> dict[str, Any]:
     if spec.kind == "positive":
         entry["$ref"] = "#/$defs/positive"
     elif spec.kind == "choice":
-        entry["enum"] = list(spec.choices)
+        entry["enum"] = [*spec.choices, *(old for old, _ in spec.aliases)]
     elif spec.kind == "bool":
         entry["type"] = "boolean"
     elif spec.kind == "dtype":

@@ -34,8 +34,12 @@ def _trained_seq_len(config: ModelConfig) -> int | None:
 # Fields whose config value is not simply their dim's.
 _STATED: dict[str, Callable[[ModelConfig], object | None]] = {"seq_len": _trained_seq_len}
 # Fields that, when neither a flag nor a setting chose them, take what the config implies:
-# a guess, so it ranks after the settings (the engines a framework's configs run on).
-_IMPLIED: dict[str, Callable[[ModelConfig], object]] = {"engines": default_engines}
+# a guess, so it ranks after the settings (the engines a framework's configs run on, the
+# framework its dialect declares).
+_IMPLIED: dict[str, Callable[[ModelConfig], object]] = {
+    "engines": default_engines,
+    "framework": lambda config: config.traits.framework,
+}
 
 
 def stated(config: ModelConfig, spec: TargetField) -> object | None:

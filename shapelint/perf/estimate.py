@@ -7,16 +7,27 @@ every rule's number comes from the same model and the same counterfactual (DESIG
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from shapelint.core.dtypes import ELEMENT_BYTES
 from shapelint.core.model import CAPACITY_DIMS, Dim, Estimate, Fix, ModelConfig, Target
 from shapelint.hardware.gpus import GPU
 from shapelint.perf.attention import attention_fraction
+from shapelint.perf.communication import (
+    CommOp,
+    CommTime,
+    Overlap,
+    Windows,
+    bubble_fraction,
+    comm_time,
+    step_comms,
+)
 from shapelint.perf.gemm import CALIBRATION, GemmTime, achievable_bandwidth, gemm_time
 from shapelint.perf.ops import MemOp, MemOpTime, memop_time, step_memops
 from shapelint.perf.te_attention import engine_attention
-from shapelint.perf.workload import Gemm, step_gemms
+from shapelint.perf.workload import ATTENTION_OPS, Gemm, micro_batches, step_gemms
 
 # Flash attention on a causal decoder skips the blocks above the diagonal: half the s² work
 # (Megatron-LM counts causal attention as half, FACTS.md "The GEMMs of one transformer layer").
@@ -33,30 +44,111 @@ def window_share(s: int, window: int) -> float:
 
 
 @dataclass(frozen=True)
+class FrameworkCalibration:
+    """What one framework's runs sustain, each constant with its ``source``.
+
+    ``sustained`` scales the GPU family's ``step_sustained_fraction`` (fitted on llm-foundry's
+    runs, so ``foundry`` is 1.0 by definition) for the GEMMs and attention kernels of a step
+    run by this framework (its kernels, its launch gaps, what its collectives take from
+    compute beside them). ``overlap`` is the fraction of the compute beside it that each
+    parallelism's collectives hide behind (`shapelint.perf.communication.Overlap`; tensor
+    parallelism's only with ``target.tp_overlap``).
+    """
+
+    sustained: float = 1.0
+    overlap: Overlap = field(default_factory=Overlap)
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class StepCalibration:
-    """Whole-step constants that do not depend on the GPU, fitted on the fit rows of published
-    training throughput (tests/perf/data/llm_foundry_mpt.csv; ``python
-    benchmarks/step_calibration.py --fit`` refits them with the per-family ones, and
+    """Whole-step constants that do not depend on the GPU: one `FrameworkCalibration` per
+    framework (`shapelint.core.target.FRAMEWORKS`), fitted on the fit rows of published
+    training throughput (tests/perf/data: llm_foundry_mpt.csv, nemo_performance_summary.csv,
+    torchtitan_performance.csv, megatron_lm_scaling.csv, and our H200 rows;
+    ``python benchmarks/step_calibration.py --fit`` refits them with the per-family ones, and
     tests/perf/test_perf_step_calibration.py checks that the refit gives these values back).
 
-    The per-family constants fitted on the same rows sit in the GPU table
+    The per-family constants fitted on llm-foundry's rows sit in the GPU table
     (``shapelint/hardware/gpus.yaml``, ``families``) and reach the step through the GPU:
     ``step_sustained_fraction``, the fraction of the GEMM model's (best-case, isolated-kernel)
     compute rate that GEMMs sustain inside a whole training step (what clocks under sustained
     power, kernel gaps and communication running beside compute cost), and ``attention_scale``,
     the scale of a fused attention kernel's figure-derived rate (only llm-foundry's Triton
-    kernel is fitted; fused attention is not scaled by the sustained fraction: it runs at the
-    rate its papers measured, `shapelint.perf.attention`).
+    kernel is fitted; fused attention runs at the rate its papers measured,
+    `shapelint.perf.attention`, times the framework's ``sustained``).
 
-    ``recompute_cost`` is what activation checkpointing costs relative to running every
-    layer's forward again (1.0 = a full extra forward): the published rows with checkpointing
-    are faster than a full recompute would make them (selective and overlapped recompute).
+    A target without a framework takes ``default_framework``.
     """
 
-    recompute_cost: float = 1.0
+    frameworks: Mapping[str, FrameworkCalibration] = field(default_factory=dict)
+    default_framework: str = "pytorch"
+
+    def framework(self, name: str | None) -> FrameworkCalibration:
+        """The calibration of framework ``name`` (None: the default framework's)."""
+        chosen = name or self.default_framework
+        return self.frameworks.get(chosen) or self.frameworks.get(
+            self.default_framework, FrameworkCalibration()
+        )
 
 
-STEP_CALIBRATION = StepCalibration(recompute_cost=0.507)
+_FITTED = "python benchmarks/step_calibration.py --fit"
+# Overlaps of the data-parallel, context-parallel and pipeline collectives, not fitted: each
+# framework runs them beside compute. Megatron-LM/NeMo: --overlap-grad-reduce and
+# --overlap-param-gather (NeMo's optim.overlap_grad_sync / overlap_param_sync), Transformer
+# Engine's context parallelism sends the next keys and values while attention runs on the
+# current ones (flash_attn_p2p_communicate, transformer_engine/pytorch/attention/
+# dot_product_attention/context_parallel.py), --overlap-p2p-communication; PyTorch FSDP
+# prefetches the next all-gather and reduce-scatters beside the backward (FSDP2's implicit
+# prefetching, FSDP1's backward_prefetch), torchtitan's pipeline schedules send asynchronously.
+_OVERLAPPED = Overlap(tp=0.0, dp=1.0, cp=1.0, pp=1.0)
+STEP_CALIBRATION = StepCalibration(
+    frameworks=MappingProxyType(
+        {
+            "foundry": FrameworkCalibration(
+                1.0,
+                _OVERLAPPED,
+                "the reference: the GPU families' step_sustained_fraction is fitted on "
+                "llm-foundry's runs (tests/perf/data/llm_foundry_mpt.csv); no tensor "
+                "parallelism in them",
+            ),
+            "megatron": FrameworkCalibration(
+                0.995,
+                dataclasses.replace(_OVERLAPPED, tp=1.0),
+                "fitted on the fit rows of nemo_performance_summary.csv and "
+                f"megatron_lm_scaling.csv ({_FITTED}); tp: the Userbuffers overlap of the runs "
+                "with --tp-comm-overlap (NeMo ub_tp_comm_overlap)",
+            ),
+            "pytorch": FrameworkCalibration(
+                0.93,
+                _OVERLAPPED,
+                "fitted on the eager fit rows of torchtitan_performance.csv and our H200 rows "
+                f"({_FITTED}); tp: none (torchtitan's async tensor parallelism needs "
+                "torch.compile)",
+            ),
+            "compile": FrameworkCalibration(
+                0.968,
+                dataclasses.replace(_OVERLAPPED, tp=0.232),
+                "fitted on the torch.compile fit rows of torchtitan_performance.csv "
+                f"({_FITTED}); tp: the async tensor-parallel rows",
+            ),
+        }
+    )
+)
+# JAX/XLA (MaxText, Levanter): no published whole-step rows in tests/perf/data; it takes
+# torch.compile's constants (both compile the step's graph).
+STEP_CALIBRATION = dataclasses.replace(
+    STEP_CALIBRATION,
+    frameworks=MappingProxyType(
+        {
+            **STEP_CALIBRATION.frameworks,
+            "jax": dataclasses.replace(
+                STEP_CALIBRATION.frameworks["compile"],
+                source="no published rows: torch.compile's constants (both compile the step)",
+            ),
+        }
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -86,12 +178,30 @@ class GemmEstimate:
 
 
 @dataclass(frozen=True)
+class CommEstimate:
+    """One collective of a step with the model's time for one call."""
+
+    op: CommOp
+    time: CommTime
+
+    @property
+    def total_s(self) -> float:
+        """Exposed time of its ``count`` calls, per micro-batch (``share`` of it for a
+        once-per-step collective)."""
+        return self.time.exposed_s * self.op.count * self.op.share
+
+
+@dataclass(frozen=True)
 class StepEstimate:
-    """The model's estimate of one step (per GPU): its GEMMs and its memory-bound ops.
+    """The model's estimate of one step (per GPU, per micro-batch): its GEMMs, its memory-bound
+    ops, its collectives and its share of the pipeline bubble.
 
     ``flops`` counts useful work (real head dims, causal attention at half; recomputation not
     counted), so ``mfu`` is model FLOPs over (time × dense peak of the target dtype).
-    ``gemm_s`` and ``memops_s`` split ``total_s``.
+    ``gemm_s``, ``memops_s``, ``comm_s`` (exposed) and ``bubble_s`` add up to ``total_s``.
+    ``bubble`` is the pipeline's idle fraction (p − 1)/(m·v), None when the micro-batches per
+    step are not known (no bubble is then counted); ``micro_batches`` the m the step shares
+    its once-per-step costs with; ``framework`` whose constants applied.
     """
 
     gpu: str
@@ -104,6 +214,12 @@ class StepEstimate:
     ops: tuple[MemOpEstimate, ...] = ()
     gemm_s: float = 0.0
     memops_s: float = 0.0
+    comms: tuple[CommEstimate, ...] = ()
+    comm_s: float = 0.0
+    bubble_s: float = 0.0
+    bubble: float | None = 0.0
+    micro_batches: int = 1
+    framework: str = ""
     # The attention the step timed: the target's, or the one its engines select.
     attention: str = ""
 
@@ -113,13 +229,16 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
     QKᵀ recomputed, dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q) at the padded head dim,
     in one launch, reading Q, K, V (and O, dO) once, at the rate the kernel's papers measured
     for that pass, head dim and sequence length (`shapelint.perf.attention`)."""
-    s, dp, batch, dt = g.m, g.k, g.batch, g.dtype
+    s, keys, dp, batch, dt = g.m, g.n, g.k, g.batch, g.dtype
     products = 2 if g.pass_ in ("fwd", "recompute") else 5
     tensors = 4 if products == 2 else 8  # read Q, K, V; write O (bwd: + O, dO; dQ, dK, dV)
     head_dim = g.head_dim or dp
     # A sliding-window layer computes only the key blocks inside its window; its blocks run at
     # the rate the kernel reaches at this sequence length (no published sliding-window rates).
-    flops = 2.0 * s * s * head_dim * batch * products * CAUSAL_FRACTION * window_share(s, g.window)
+    # Under context parallelism the s queries of this GPU attend to all the keys, the causal
+    # half of the work balanced over the GPUs; the kernel runs at its rate for s.
+    share = window_share(keys, g.window)
+    flops = 2.0 * s * keys * head_dim * batch * products * CAUSAL_FRACTION * share
     work = flops * dp / head_dim
     # fp8 recipes run attention in bf16 (Transformer Engine's default).
     rate_dtype = "bf16" if dt == "fp8" else dt
@@ -127,7 +246,7 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
         g.kernel or "flash2", gpu.attention_figures, "fwd" if products == 2 else "bwd", dp, s
     )
     compute = work / (fraction * gpu.peak(rate_dtype) * 1e12)
-    nbytes = float(tensors * batch * s * head_dim * ELEMENT_BYTES[dt])
+    nbytes = float(tensors * batch * (s + keys) / 2 * head_dim * ELEMENT_BYTES[dt])
     memory = nbytes / achievable_bandwidth(gpu)
     launch = CALIBRATION.launch_s
     time_s = launch + max(compute, memory)
@@ -160,21 +279,57 @@ def _flash_time(g: Gemm, gpu: GPU) -> GemmTime:
     )
 
 
-# GEMM timings of this run, by GPU object and shape: a config's fixes, its other GPUs and the
-# configs that share layer shapes ask for the same GEMMs again. Like `_STEP_CACHE`, an entry
-# keeps its GPU, so the id in the key cannot be reused by another object while it lives.
+# GEMM timings of this run, by GPU and shape: a config's fixes, its other GPUs and the configs
+# that share layer shapes ask for the same GEMMs again. A GPU is keyed by what a GEMM's time
+# depends on (`_gemm_identity`: every figure but the whole-step constants applied after it),
+# so GPU objects that differ only in those (a calibration fit's) share their GEMM timings.
 _GEMM_CACHE_LIMIT = 65536
-_GEMM_CACHE: dict[tuple[object, ...], tuple[GPU, GemmTime]] = {}
+_GEMM_CACHE: dict[tuple[object, ...], GemmTime] = {}
+# The step constants `sustained` and `step_time` apply to a GEMM's isolated time, and the
+# descriptive fields: not part of a GEMM's identity.
+_NOT_GEMM_FIELDS = frozenset(
+    {"step_sustained_fraction", "attention_scale", "family_note", "source", "notes", "aliases"}
+)
+# The identity of each GPU object seen (a small number per distinct identity), by id; an entry
+# keeps its GPU, so the id cannot be reused by another object while it lives.
+_GPU_IDENTITY: dict[int, tuple[GPU, int]] = {}
+_IDENTITIES: dict[tuple[object, ...], int] = {}
+
+
+def _hashable(value: object) -> object:
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (frozenset, set)):
+        return tuple(sorted(map(str, value)))
+    return value
+
+
+def _gemm_identity(gpu: GPU) -> int:
+    """A number for what a GEMM's time on ``gpu`` depends on (every field but
+    `_NOT_GEMM_FIELDS`): GPUs that agree on those get the same number."""
+    hit = _GPU_IDENTITY.get(id(gpu))
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    identity = tuple(
+        _hashable(getattr(gpu, f.name))
+        for f in dataclasses.fields(gpu)
+        if f.name not in _NOT_GEMM_FIELDS
+    )
+    number = _IDENTITIES.setdefault(identity, len(_IDENTITIES))
+    if len(_GPU_IDENTITY) >= _CACHE_LIMIT:
+        _GPU_IDENTITY.clear()
+    _GPU_IDENTITY[id(gpu)] = (gpu, number)
+    return number
 
 
 def op_time(g: Gemm, gpu: GPU) -> GemmTime:
     """The model's time for one call of ``g`` on ``gpu``."""
     if g.kind == "flash":
         return _flash_time(g, gpu)
-    key = (id(gpu), g.m, g.n, g.k, g.dtype, g.batch, g.a_contig, g.b_contig)
+    key = (_gemm_identity(gpu), g.m, g.n, g.k, g.dtype, g.batch, g.a_contig, g.b_contig)
     hit = _GEMM_CACHE.get(key)
-    if hit is not None and hit[0] is gpu:
-        return hit[1]
+    if hit is not None:
+        return hit
     time = gemm_time(
         g.m,
         g.n,
@@ -187,7 +342,7 @@ def op_time(g: Gemm, gpu: GPU) -> GemmTime:
     )
     if len(_GEMM_CACHE) >= _GEMM_CACHE_LIMIT:
         _GEMM_CACHE.clear()
-    _GEMM_CACHE[key] = (gpu, time)
+    _GEMM_CACHE[key] = time
     return time
 
 
@@ -217,37 +372,75 @@ def sustained(t: GemmTime, fraction: float) -> GemmTime:
     )
 
 
+def _windows(gemms: tuple[GemmEstimate, ...], ops: tuple[MemOpEstimate, ...]) -> Windows:
+    """The compute of one micro-batch collectives can hide behind, by pass (`Windows`)."""
+    backward = ("dgrad", "wgrad", "recompute")
+
+    def total(passes: tuple[str, ...], kind: str | None = None) -> float:
+        out = 0.0
+        for e in gemms:
+            g = e.gemm
+            attention = g.kind == "flash" or g.name in ATTENTION_OPS
+            if g.pass_ in passes and (kind is None or (kind == "attention") == attention):
+                out += e.total_s
+        return out
+
+    memops = {p: sum(o.total_s for o in ops if o.op.pass_ == p) for p in ("fwd", *backward)}
+    return Windows(
+        linear_fwd_s=total(("fwd",), "linear"),
+        linear_bwd_s=total(backward, "linear"),
+        attention_fwd_s=total(("fwd",), "attention"),
+        attention_bwd_s=total(backward, "attention"),
+        fwd_s=total(("fwd",)) + memops["fwd"],
+        bwd_s=total(backward) + sum(memops[p] for p in backward),
+    )
+
+
 def step_time(
     config: ModelConfig, target: Target, calibration: StepCalibration = STEP_CALIBRATION
 ) -> StepEstimate:
-    """Estimate one step of ``config`` on ``target``: its GEMMs at the sustained compute rate
-    plus its memory-bound ops (zero time when the workload is empty). Attention is the kernel
-    the target's engines select (`engine_attention`: Transformer Engine runs a head dim it
-    cannot fuse unfused)."""
+    """Estimate one micro-batch step of ``config`` on one GPU of ``target``: its GEMMs and
+    attention at the sustained compute rate of the GPU family and the framework, its
+    memory-bound ops, its collectives' exposed time and its share of the pipeline bubble (zero
+    time when the workload is empty). Attention is the kernel the target's engines select
+    (`engine_attention`: Transformer Engine runs a head dim it cannot fuse unfused)."""
     attention = engine_attention(config, target)
     if attention != target.attention:
         target = dataclasses.replace(target, attention=attention)  # type: ignore[arg-type]
     gpu = target.gpu
-    fraction = gpu.step_sustained_fraction
-    redo = calibration.recompute_cost
+    framework = target.framework or calibration.default_framework
+    chosen = calibration.framework(framework)
+    fraction = gpu.step_sustained_fraction * chosen.sustained
 
     def rate(g: Gemm) -> float:
-        # Fused attention runs at its papers' measured rate; GEMMs at the sustained fraction.
-        base = gpu.attention_scale.get(g.kernel, 1.0) if g.kind == "flash" else fraction
-        return base / redo if g.pass_ == "recompute" else base
+        # Fused attention runs at its papers' measured rate (scaled where the family fits its
+        # kernel); GEMMs at the family's sustained fraction; both at the framework's.
+        if g.kind == "flash":
+            return gpu.attention_scale.get(g.kernel, 1.0) * chosen.sustained
+        return fraction
 
     estimates = tuple(
         GemmEstimate(g, sustained(op_time(g, gpu), rate(g))) for g in step_gemms(config, target)
     )
     gemm_s = sum(e.total_s for e in estimates)
     flops = sum(e.time.flops * e.gemm.count for e in estimates if e.gemm.pass_ != "recompute")
-    backward_s = sum(e.total_s for e in estimates if e.gemm.pass_ in ("dgrad", "wgrad"))
     ops = tuple(
-        MemOpEstimate(op, memop_time(op, gpu, redo if op.pass_ == "recompute" else 1.0))
-        for op in (step_memops(config, target, backward_s) if estimates else [])
+        MemOpEstimate(op, memop_time(op, gpu))
+        for op in (step_memops(config, target) if estimates else [])
     )
     memops_s = sum(o.total_s for o in ops)
-    total = gemm_s + memops_s
+    comms: tuple[CommEstimate, ...] = ()
+    if estimates:
+        windows = _windows(estimates, ops)
+        comms = tuple(
+            CommEstimate(op, comm_time(op))
+            for op in step_comms(config, target, windows, chosen.overlap)
+        )
+    comm_s = sum(c.total_s for c in comms)
+    bubble = bubble_fraction(config, target) if estimates else 0.0
+    busy = gemm_s + memops_s + comm_s
+    bubble_s = busy * (bubble or 0.0)
+    total = busy + bubble_s
     peak = gpu.peak(target.dtype) * 1e12
     mfu = flops / (total * peak) if total > 0 else 0.0
     return StepEstimate(
@@ -261,6 +454,12 @@ def step_time(
         ops=ops,
         gemm_s=gemm_s,
         memops_s=memops_s,
+        comms=comms,
+        comm_s=comm_s,
+        bubble_s=bubble_s,
+        bubble=bubble,
+        micro_batches=micro_batches(config, target),
+        framework=framework,
         attention=target.attention,
     )
 
@@ -300,10 +499,16 @@ def cached_step_time(config: ModelConfig, target: Target) -> StepEstimate:
 
 
 def tokens_per_gpu(target: Target) -> float:
-    """Tokens one GPU's step works on: b·s (b in decode, one token per sequence) over the t
-    GPUs that share them through tensor parallelism."""
+    """Tokens one GPU's step works on: b·s (b in decode, one token per sequence) over the GPUs
+    that share them: t through tensor parallelism and, in training, c through context
+    parallelism and p through the pipeline (each GPU runs 1/p of the layers)."""
     seq = 1 if target.mode == "decode" else max(1, target.seq_len)
-    return max(1, target.micro_batch) * seq / max(1, target.tp)
+    share = max(1, target.tp)
+    if target.mode == "train":
+        share *= max(1, target.cp) * max(1, target.pp)
+    elif target.mode == "prefill":
+        share *= max(1, target.cp)
+    return max(1, target.micro_batch) * seq / share
 
 
 def estimate_fix(

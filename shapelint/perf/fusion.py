@@ -14,8 +14,11 @@ FUSIONS: tuple[str, ...] = (
     "dropout",
     "adamw",
     "cross_entropy",
+    "fp8_cast",
 )
-DEFAULT_FUSED: frozenset[str] = frozenset({"norm", "swiglu", "rope", "softmax", "dropout", "adamw"})
+DEFAULT_FUSED: frozenset[str] = frozenset(
+    {"norm", "swiglu", "rope", "softmax", "dropout", "adamw", "fp8_cast"}
+)
 
 
 def fusions(spec: str) -> frozenset[str]:

@@ -2,8 +2,9 @@
 
 A transformer step is more than its GEMMs: norms, activations, the gated-MLP product, residual
 adds, rotary embedding, the softmax of unfused attention, the embedding lookup and its
-gradient, the cross-entropy over the vocab, and in training the optimizer step and the
-data-parallel gradient reduction. Each is a named `MemOp` with the bytes it moves; its time is
+gradient, the cross-entropy over the vocab, and in training the optimizer step (the
+collectives of a parallel step are `shapelint.perf.communication`'s). Each is a named `MemOp`
+with the bytes it moves; its time is
 those bytes at the GPU's achievable streaming bandwidth (``gpu.memory_stream_fraction`` of the
 datasheet figure, per GPU family, measured: the GPU table) plus a per-kernel floor.
 
@@ -18,7 +19,9 @@ PyTorch eager (Hugging Face modelling code with ``torch.optim.AdamW`` foreach), 
 everything.
 
 Tensor parallelism splits every activation by t (Megatron's sequence parallelism, used with
-tensor parallelism in current runs, splits the norm/residual/dropout regions too).
+tensor parallelism in current runs, splits the norm/residual/dropout regions too); the GPU runs
+its pipeline stage's layers and its share of a context-parallel sequence (`StepShape`), and
+recomputation reruns the forward ops its mode names (`RECOMPUTED`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ from shapelint.core.model import Dim, ModelConfig, Target
 from shapelint.hardware.gpus import GPU
 from shapelint.perf.attention import UNFUSED
 from shapelint.perf.fusion import fusions
-from shapelint.perf.workload import Pass, layer_plan
+from shapelint.perf.workload import (
+    ATTENTION_OPS,
+    Pass,
+    layer_plan,
+    micro_batches,
+    recomputed_count,
+    step_shape,
+)
 
 # GPU-side floor of one small kernel (assumed, not fitted: the duration of an empty
 # elementwise kernel on the GPU timeline is 1-3 µs on these GPUs; host launch cost overlaps
@@ -77,6 +87,11 @@ class MemOpTime:
     bandwidth_gbs: float
 
 
+# Frameworks whose tensor parallelism runs on [batch, seq, hidden] activations through PyTorch's
+# functional collectives (torchtitan's DTensor plans), eager or compiled.
+BATCH_FIRST_TP = frozenset({"pytorch", "compile"})
+
+
 def memop_time(op: MemOp, gpu: GPU, scale: float = 1.0) -> MemOpTime:
     """Time of one call of ``op``: bytes at the achievable bandwidth (or over the link) plus
     the kernel floor, times ``scale``; ``exposed_s`` is what remains after ``overlap_s``."""
@@ -120,12 +135,8 @@ def parameter_count(config: ModelConfig) -> int | None:
     return layers * (attn + 4 * h) + dense + moe + 2 * (v or 0) * h
 
 
-def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) -> list[MemOp]:
-    """The memory-bound ops of one step of ``config`` on one GPU of ``target``.
-
-    ``backward_s`` is the time of the step's backward GEMMs, behind which the data-parallel
-    gradient reduction overlaps (bucketed all-reduce, as PyTorch DDP and Megatron do).
-    """
+def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
+    """The memory-bound ops of one step of ``config`` on one GPU of ``target``."""
     h = config.int(Dim.HIDDEN)
     a = config.int(Dim.HEADS)
     layers = config.int(Dim.LAYERS)
@@ -141,10 +152,10 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     v = vocab.as_int if vocab is not None else None
     fused = fusions(target.fused)
     train = target.mode == "train"
-    t = max(1, target.tp)
-    b = max(1, target.micro_batch)
-    s = 1 if target.mode == "decode" else max(1, target.seq_len)
-    tokens = b * s
+    shape = step_shape(target, layers)
+    t, b, s, keys = shape.t, shape.b, shape.s, shape.keys
+    tokens = shape.tokens
+    n_layers = shape.count(layers)
     e = activation_bytes(target.dtype)
     hidden = tokens * h / t  # elements of one hidden-sized activation on this GPU
     # MLP activations: dense layers at the FFN width; MoE layers at the expert width for each
@@ -168,12 +179,21 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
         ops.append(MemOp(name, "fwd", elems * fwd, count, kernels[0], note=note))
         if train:
             ops.append(MemOp(name, "dgrad", elems * bwd, count, kernels[1], note=note))
-        if (
-            train
-            and target.recompute
-            and name not in ("final_norm", "cross_entropy", "position_add", "embedding_dropout")
+        # Recomputation reruns the layers' ops, not those outside the checkpointed layers.
+        if train and name not in (
+            "final_norm",
+            "cross_entropy",
+            "position_add",
+            "embedding_dropout",
         ):
-            ops.append(MemOp(name, "recompute", elems * fwd, count, kernels[0], note=note))
+            kind = (
+                "attention"
+                if name in ATTENTION_OPS or name == "attention_dropout"
+                else ("elementwise")
+            )
+            redo = recomputed_count(target.recompute, kind, count)
+            if redo:
+                ops.append(MemOp(name, "recompute", elems * fwd, redo, kernels[0], note=note))
 
     # Two norms per layer plus the final one. Fused (TE/Apex LayerNorm/RMSNorm): read x, write
     # y; backward reads x and dy, writes dx. Unfused RMSNorm (HF eager): x.float(), pow, mean,
@@ -184,11 +204,11 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     else:
         norm_f, norm_b, norm_k = 28.0 + 4 * e, 2 * (28.0 + 4 * e), (7, 10)
         note = "eager RMSNorm: fp32 upcast, pow, mean, rsqrt, mul, downcast, weight mul"
-    add("norm", hidden, norm_f, norm_b, 2 * layers, norm_k, note)
+    add("norm", hidden, norm_f, norm_b, 2 * n_layers, norm_k, note)
     add("final_norm", hidden, norm_f, norm_b, 1, norm_k, note)
     # Two residual adds per layer: read two, write one; the backward accumulates the two
     # gradient paths the same way.
-    add("residual_add", hidden, 3.0 * e, 3.0 * e, 2 * layers, note="read 2, write 1")
+    add("residual_add", hidden, 3.0 * e, 3.0 * e, 2 * n_layers, note="read 2, write 1")
     # Dropout, in training where the config states p > 0 (ModelConfig.dropout). Hidden
     # dropout on the two residual branches of each layer, embedding dropout once. PyTorch
     # eager (native_dropout): read x, write y and a 1-byte mask; backward: read dy and the
@@ -200,28 +220,28 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     else:
         drop_b, drop_k, drop_note = 2.0 * e + 1, (1, 1), "eager: read x, write y and a mask"
     if "hidden" in drop:
-        add("dropout", hidden, drop_b, drop_b, 2 * layers, drop_k, drop_note)
+        add("dropout", hidden, drop_b, drop_b, 2 * n_layers, drop_k, drop_note)
     if "embedding" in drop:
         add("embedding_dropout", hidden, 2.0 * e + 1, 2.0 * e + 1, 1, note="eager dropout")
     # Attention dropout runs inside a flash kernel (Philox, no mask in memory); unfused
     # attention drops the b·(a/t)·s² probabilities with a mask of its own.
     if "attention" in drop and target.attention == "unfused" and target.mode != "decode":
-        probs = b * -(-a // t) * s * s
-        add("attention_dropout", probs, 2.0 * e + 1, 2.0 * e + 1, layers, note="eager dropout")
+        probs = b * -(-a // t) * s * keys
+        add("attention_dropout", probs, 2.0 * e + 1, 2.0 * e + 1, n_layers, note="eager dropout")
     # Rotary embedding of queries and keys. Fused (apply_rope_fusion): read, write. Unfused
     # (HF: q·cos + rotate_half(q)·sin): neg + cat (4e), two muls (4e), add (3e).
     positions = config.position_embedding or "rope"
     if positions != "rope":
         pass
     elif "rope" in fused:
-        add("rotary", qk, 2.0 * e, 2.0 * e, layers, note="fused rope: read q/k, write")
+        add("rotary", qk, 2.0 * e, 2.0 * e, n_layers, note="fused rope: read q/k, write")
     else:
         add(
             "rotary",
             qk,
             11.0 * e,
             11.0 * e,
-            layers,
+            n_layers,
             (4, 4),
             "eager rotate_half: neg, cat, 2 mul, add",
         )
@@ -229,8 +249,8 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     # reads gate, up, dy; writes dgate, dup); eager silu then mul is 5e forward, 8e backward.
     # Plain GELU: read, write (backward: read x, dy; write dx).
     for name, elems, count in (
-        ("", ffn, plan.dense_layers),
-        ("expert_", expert_ffn, plan.moe_layers),
+        ("", ffn, shape.count(plan.dense_layers)),
+        ("expert_", expert_ffn, shape.count(plan.moe_layers)),
     ):
         if not count:
             continue
@@ -245,13 +265,13 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
     # softmax as three kernels (2e each forward; the softmax's backward 3e). The softmax and
     # the mask run at their measured share of the streaming bandwidth (`UNFUSED`).
     if target.attention == "unfused" and target.mode != "decode":
-        scores = b * -(-a // t) * s * s
+        scores = b * -(-a // t) * s * keys
         if "softmax" in fused:
-            add("softmax", scores, 2.0 * e, 3.0 * e, layers, note="fused scale-mask-softmax")
+            add("softmax", scores, 2.0 * e, 3.0 * e, n_layers, note="fused scale-mask-softmax")
         else:
-            add("attention_scale", scores, 2.0 * e, 2.0 * e, layers, note="eager scale")
-            add("attention_mask", scores, 2.0 * e, 2.0 * e, layers, note="eager causal mask")
-            add("softmax", scores, 2.0 * e, 3.0 * e, layers, note="eager softmax")
+            add("attention_scale", scores, 2.0 * e, 2.0 * e, n_layers, note="eager scale")
+            add("attention_mask", scores, 2.0 * e, 2.0 * e, n_layers, note="eager causal mask")
+            add("softmax", scores, 2.0 * e, 3.0 * e, n_layers, note="eager softmax")
     # Embedding: gather b·s rows (read, write); backward scatters into the (vocab/t)·h
     # gradient, zeroed and written in fp32 once.
     # Learned positions: the s rows of the position table added to the token rows (no vocab
@@ -274,43 +294,83 @@ def step_memops(config: ModelConfig, target: Target, backward_s: float = 0.0) ->
                 add("cross_entropy", logits, 1.0 * e, 2.0 * e, 1, note="fused vocab CE")
             else:
                 add("cross_entropy", logits, 12.0 + e, 20.0 + e, 1, (3, 3), "eager fp32 CE")
+    # FP8 recipes cast each linear layer's input to fp8 in the forward and the gradient of its
+    # output in the backward (both also transposed for the weight gradient): fused (Transformer
+    # Engine's cast-transpose, folded into the norm or activation before it; torch.compile's
+    # fused amax-and-cast) read 2 B and write the fp8 copy and its transpose; eager (torchao's
+    # Float8Linear) adds a pass for the amax, one to cast and one to transpose. Column-parallel
+    # inputs are cast before their all-gather (fp8 all-gather), so every tensor here is /t.
+    if target.dtype == "fp8":
+        cast, cast_k = (2.0 + 2.0, 1) if "fp8_cast" in fused else (2.0 * 2 + 1 + 2, 3)
+        how = "fused cast-transpose" if "fp8_cast" in fused else "eager amax, cast, transpose"
+        gate = 2 if gated else 1
+        for count, inputs, grads in (
+            (
+                shape.count(plan.dense_layers),
+                tokens * (2 * h + a * d + plan.ffn) / t,
+                tokens * ((a + 2 * g) * d + 2 * h + gate * plan.ffn) / t,
+            ),
+            (
+                shape.count(plan.moe_layers),
+                tokens * (h + a * d) / t + expert_ffn / max(1, plan.moe_ffn) * (h + plan.moe_ffn),
+                tokens * ((a + 2 * g) * d + h) / t
+                + expert_ffn / max(1, plan.moe_ffn) * (gate * plan.moe_ffn + h),
+            ),
+        ):
+            if not count:
+                continue
+            ops.append(MemOp("fp8_cast", "fwd", inputs * cast, count, 4 * cast_k, note=how))
+            if train:
+                ops.append(MemOp("fp8_cast", "dgrad", grads * cast, count, 4 * cast_k, note=how))
+                redo = recomputed_count(target.recompute, "linear", count)
+                if redo:
+                    ops.append(
+                        MemOp("fp8_cast", "recompute", inputs * cast, redo, 4 * cast_k, note=how)
+                    )
     if not train:
         return ops
+    # PyTorch's functional collectives gather and scatter along dim 0; the sequence-parallel
+    # collectives of a [batch, seq, hidden] activation (DTensor's tensor parallelism, as
+    # torchtitan runs it) gather along dim 1 by torch.cat of the chunks and scatter after
+    # torch.cat-ing them (torch/distributed/_functional_collectives.py, all_gather_tensor and
+    # reduce_scatter_tensor): a copy of the whole tensor per collective. Megatron's activations
+    # are [seq, batch, hidden] and need none.
+    if t > 1 and target.framework in BATCH_FIRST_TP:
+        whole = tokens * h  # the gathered tensor of one all-gather or reduce-scatter
+        note = "torch.cat of the chunks around each sequence-parallel collective"
+        for pass_ in ("fwd", "dgrad"):
+            ops.append(MemOp("tp_relayout", pass_, whole * 2 * e, 4 * n_layers, note=note))
+        if target.recompute in ("full", "layer"):
+            redo = recomputed_count(target.recompute, "linear", 4 * n_layers)
+            ops.append(MemOp("tp_relayout", "recompute", whole * 2 * e, redo, note=note))
     params = parameter_count(config) or 0
-    accum = max(1, config.int(Dim.GRAD_ACCUM) or 1)
+    steps = micro_batches(config, target)
     dp = max(1, target.data_parallel)
-    shards = dp if target.sharded else 1
+    # The optimizer updates this GPU's pipeline stage's share of the parameters (a tensor-
+    # parallel shard), and a 1/dp share of them when the optimizer state is sharded (FSDP,
+    # ZeRO; Megatron's distributed optimizer, `sharded_optimizer`).
+    shards = dp if sharded_optimizer(target) else 1
     mixed = target.dtype not in ("fp32", "tf32")
     per_param = ADAMW_BYTES[("adamw" in fused, mixed)]
-    local = params / t / shards
-    # The optimizer runs once per global batch: its time is shared by the grad_accum
-    # micro-batches of one step (count stays 1; bytes are the per-micro-batch share).
+    local = params / t / max(1, target.pp) / shards
+    # The optimizer runs once per global batch: its time is shared by the step's micro-batches
+    # (count stays 1; bytes are the per-micro-batch share).
     ops.append(
         MemOp(
             "optimizer",
             "wgrad",
-            local * per_param / accum,
+            local * per_param / steps,
             1,
             1 if "adamw" in fused else 8,
             note=f"AdamW {per_param:g} B/param, {'fused' if 'adamw' in fused else 'foreach'}",
         )
     )
-    if dp > 1 and target.gpu.interconnect_gbs is not None:
-        # Ring all-reduce (reduce-scatter when sharded): each GPU sends and receives
-        # 2·(n−1)/n of the gradient bytes (half that for a reduce-scatter).
-        factor = (1.0 if target.sharded else 2.0) * (dp - 1) / dp
-        grad_bytes = params / t * e * factor / accum
-        ops.append(
-            MemOp(
-                "grad_reduce",
-                "wgrad",
-                grad_bytes,
-                1,
-                1,
-                link_gbs=target.gpu.interconnect_gbs,
-                overlap_s=backward_s / accum,
-                note=f"{'reduce-scatter' if target.sharded else 'all-reduce'} over {dp} GPUs, "
-                "overlapped with the backward",
-            )
-        )
     return ops
+
+
+def sharded_optimizer(target: Target) -> bool:
+    """Whether the optimizer state is sharded over the data-parallel GPUs: FSDP/ZeRO-3
+    (``sharded``) or Megatron's distributed optimizer (ZeRO-1), which NeMo's configs use
+    (``optim.name: distributed_fused_adam``) and Megatron-LM's performance runs enable
+    (``--use-distributed-optimizer``)."""
+    return target.sharded or target.framework == "megatron"

@@ -29,6 +29,16 @@ wgrad GEMM dB = Aᵀ·dC (K×N from K×M by M×N); flash attention's backward is
 
 With MoE (``experts`` > 1) every layer's MLP is replaced by the experts; with fp8 the linear
 layers run in fp8 and attention and logits in bf16 (as Transformer Engine does).
+
+A parallel step is timed on one GPU (`StepShape`): pipeline parallelism gives it ⌈L/p⌉ layers
+(the last stage, which also runs the logit layer: the slowest stage sets the pipeline's pace);
+context parallelism gives it s/c of each sequence's tokens, whose queries attend to all s keys
+(the causal work balanced over the c GPUs, as Megatron/Transformer Engine and torchtitan split
+the sequence into 2c chunks). What recomputation reruns (``target.recompute``) is added as
+``pass_ = "recompute"``: every forward GEMM but the logits (``full``), those of every other layer
+(``layer``), every other matmul (``op``: half of each linear GEMM's calls; attention is saved), or
+the attention kernel alone (``selective``: Megatron's core-attention recompute, Korthikanti et
+al. 2022, arXiv:2205.05198, Section 5).
 """
 
 from __future__ import annotations
@@ -100,6 +110,85 @@ def attention_kernel(target: Target) -> str:
 def _split(x: int, t: int) -> int:
     """x divided by t, rounded up (a split that does not divide still runs the bigger part)."""
     return -(-x // t)
+
+
+@dataclass(frozen=True)
+class StepShape:
+    """What one GPU of a (parallel) step works on: ``b`` sequences of ``s`` tokens (s/c of each
+    sequence under context parallelism; 1 in decode), whose attention sees ``keys`` positions
+    (the whole sequence; the KV cache in decode), tensor-parallel ``t``, and ``stage_layers`` of
+    the model's ``layers`` (one pipeline stage)."""
+
+    b: int
+    s: int
+    keys: int
+    t: int
+    layers: int
+    stage_layers: int
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of this GPU's micro-batch: b·s."""
+        return self.b * self.s
+
+    def count(self, per_model: int) -> int:
+        """Calls on this stage of an op the whole model calls ``per_model`` times (once per
+        layer of some kind): its share of the stage's layers, rounded."""
+        if self.stage_layers >= self.layers or per_model <= 0:
+            return per_model
+        return max(1, round(per_model * self.stage_layers / self.layers))
+
+
+def step_shape(target: Target, layers: int) -> StepShape:
+    """The `StepShape` of one GPU of ``target`` for a model of ``layers`` layers."""
+    decode = target.mode == "decode"
+    seq = max(1, target.seq_len)
+    cp = 1 if decode else max(1, target.cp)
+    pp = max(1, target.pp) if target.mode == "train" else 1
+    return StepShape(
+        b=max(1, target.micro_batch),
+        s=1 if decode else _split(seq, cp),
+        keys=seq,
+        t=max(1, target.tp),
+        layers=layers,
+        stage_layers=_split(layers, pp),
+    )
+
+
+def stated_micro_batches(config: ModelConfig, target: Target) -> int | None:
+    """Micro-batches per optimizer step on one GPU: the global batch / (micro-batch ·
+    data-parallel) when the target has a global batch, else the config's gradient
+    accumulation; None when neither is known."""
+    if target.global_batch:
+        per_step = max(1, target.micro_batch) * max(1, target.data_parallel)
+        return max(1, target.global_batch // per_step)
+    accum = config.int(Dim.GRAD_ACCUM)
+    return max(1, accum) if accum else None
+
+
+def micro_batches(config: ModelConfig, target: Target) -> int:
+    """`stated_micro_batches`, or 1 when unknown (the optimizer's time then falls on one)."""
+    return stated_micro_batches(config, target) or 1
+
+
+# What each recompute mode reruns of the forward, by op kind ("linear": a projection GEMM;
+# "attention": the attention kernel, or its unfused products and softmax; "elementwise": norms,
+# activations, rotary, residuals, dropout), as the share of the op's calls.
+RECOMPUTED: dict[str, dict[str, float]] = {
+    "none": {},
+    "selective": {"attention": 1.0},
+    "op": {"linear": 0.5, "elementwise": 1.0},
+    "layer": {"linear": 0.5, "attention": 0.5, "elementwise": 0.5},
+    "full": {"linear": 1.0, "attention": 1.0, "elementwise": 1.0},
+}
+ATTENTION_OPS = frozenset({"attention", "window_attn", "attn_scores", "attn_values", "softmax"})
+
+
+def recomputed_count(mode: str, kind: str, count: int) -> int:
+    """Calls of a forward op of ``kind`` (linear, attention, elementwise) called ``count`` times
+    that recompute ``mode`` reruns (a half share rounded up)."""
+    share = RECOMPUTED.get(mode, {}).get(kind, 0.0)
+    return 0 if share <= 0 or count <= 0 else max(1, -(-round(count * share * 2) // 2))
 
 
 def flash_head_dim(d: int) -> int:
@@ -223,7 +312,7 @@ def active_experts(experts: int, top_k: int, tokens: int) -> float:
 
 
 def _mla_gemms(
-    config: ModelConfig, target: Target, plan: LayerPlan, count: int, lin: str, other: str
+    config: ModelConfig, target: Target, plan: LayerPlan, shape: StepShape, lin: str, other: str
 ) -> list[Gemm]:
     """Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections, the
     rope/nope split of the head dim, ``v_head_dim`` values. Training and prefill expand the
@@ -233,13 +322,10 @@ def _mla_gemms(
     h = config.int(Dim.HIDDEN) or 0
     a = config.int(Dim.HEADS) or 1
     d = config.int(Dim.HEAD_DIM) or h // a
-    t = max(1, target.tp)
-    b = max(1, target.micro_batch)
+    b, tokens, ctx = shape.b, shape.tokens, shape.keys
+    count = shape.count(shape.layers)
     decode = target.mode == "decode"
-    s = 1 if decode else max(1, target.seq_len)
-    ctx = max(1, target.seq_len)
-    tokens = b * s
-    heads = _split(a, t)
+    heads = _split(a, shape.t)
     r, c, rope, dv = plan.q_lora_rank, plan.kv_lora_rank, plan.rope_head_dim, plan.v_head_dim
     nope = d - rope
     out: list[Gemm] = []
@@ -257,26 +343,35 @@ def _mla_gemms(
         out.append(Gemm("attn_values", "fwd", heads, c, ctx, b, count, other, b_contig="n"))
         out.append(Gemm("v_absorb", "fwd", b, dv, c, heads, count, other))
     else:
+        # The expanded keys and values of all s positions (context parallelism exchanges them).
         out.append(Gemm("kv_up", "fwd", tokens, heads * (nope + dv), c, count=count, dtype=lin))
-        out.append(_attention(target, s, d, b * heads, count, other, a))
+        out.append(_attention(target, shape, d, b * heads, count, other))
     out.append(Gemm("attn_out", "fwd", tokens, h, heads * dv, count=count, dtype=lin))
     return out
 
 
 def _attention(
-    target: Target, s: int, d: int, batch: int, count: int, dtype: str, a: int, window: int = 0
+    target: Target,
+    shape: StepShape,
+    d: int,
+    batch: int,
+    count: int,
+    dtype: str,
+    window: int = 0,
 ) -> Gemm:
-    """Training/prefill attention for one layer kind: a flash kernel, or (unfused) the QKᵀ
-    product (its P·V partner is added by the caller). ``window`` (sliding-window layers) counts
-    only for kernels that skip the blocks outside it (`WINDOW_KERNELS`)."""
+    """Training/prefill attention for one layer kind: a flash kernel (M = this GPU's s queries,
+    N = the ``keys`` they attend to), or (unfused) the QKᵀ product (its P·V partner is added by
+    the caller). ``window`` (sliding-window layers) counts only for kernels that skip the blocks
+    outside it (`WINDOW_KERNELS`)."""
+    s, keys = shape.s, shape.keys
     if target.attention != "unfused":
         kernel = attention_kernel(target)
-        window = window if kernel in WINDOW_KERNELS and 0 < window < s else 0
+        window = window if kernel in WINDOW_KERNELS and 0 < window < keys else 0
         return Gemm(
             "window_attn" if window else "attention",
             "fwd",
             s,
-            s,
+            keys,
             flash_head_dim(d),
             batch,
             count,
@@ -286,12 +381,18 @@ def _attention(
             kernel=kernel,
             window=window,
         )
-    return Gemm("attn_scores", "fwd", s, s, d, batch, count, dtype)
+    return Gemm("attn_scores", "fwd", s, keys, d, batch, count, dtype)
+
+
+def _op_kind(g: Gemm) -> str:
+    """``attention`` for the attention kernel and its unfused products, else ``linear``."""
+    return "attention" if g.kind == "flash" or g.name in ATTENTION_OPS else "linear"
 
 
 def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
-    """The GEMMs of one step of ``config`` on one GPU of ``target``; [] when the config lacks
-    hidden, heads, layers or the FFN width (no estimate is possible)."""
+    """The GEMMs of one step of ``config`` on one GPU of ``target`` (one pipeline stage, its
+    share of a context-parallel sequence; `StepShape`); [] when the config lacks hidden, heads,
+    layers or the FFN width (no estimate is possible)."""
     plan = layer_plan(config)
     h = config.int(Dim.HIDDEN)
     a = config.int(Dim.HEADS)
@@ -306,12 +407,11 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
     v = vocab.as_int if vocab is not None else None
     gated = config.gated_mlp is True
 
-    t = max(1, target.tp)
-    b = max(1, target.micro_batch)
+    shape = step_shape(target, layers)
+    t, b, s, ctx = shape.t, shape.b, shape.s, shape.keys
     decode = target.mode == "decode"
-    s = 1 if decode else max(1, target.seq_len)
-    ctx = max(1, target.seq_len)
-    tokens = b * s
+    tokens = shape.tokens
+    n_layers = shape.count(layers)
     lin = target.dtype
     # fp8 recipes keep attention and the logit layer in bf16.
     other = "bf16" if target.dtype == "fp8" else target.dtype
@@ -319,24 +419,25 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
     kv_heads = _split(g, t)
     # Sliding-window layers (Mistral, Gemma 2/3, gpt-oss …): their attention sees `window` keys.
     window = config.int(Dim.SLIDING_WINDOW) or 0
-    windowed = min(layers, config.int(Dim.WINDOW_LAYERS) or 0) if window else 0
+    windowed = shape.count(min(layers, config.int(Dim.WINDOW_LAYERS) or 0)) if window else 0
+    windowed = min(windowed, n_layers)
 
     fwd: list[Gemm] = []
     if plan.mla:
-        fwd.extend(_mla_gemms(config, target, plan, layers, lin, other))
+        fwd.extend(_mla_gemms(config, target, plan, shape, lin, other))
     else:
         fwd.append(
-            Gemm("qkv", "fwd", tokens, _split((a + 2 * g) * d, t), h, count=layers, dtype=lin)
+            Gemm("qkv", "fwd", tokens, _split((a + 2 * g) * d, t), h, count=n_layers, dtype=lin)
         )
         if decode:
             # Each KV head's cache is read once for the a/g query heads that share it; a
             # sliding-window layer's cache holds the last `window` positions only.
             group = max(1, a // g)
             split = windowed if window < ctx else 0
-            for n_layers, keys in ((layers - split, ctx), (split, window)):
-                if n_layers:
+            for count, keys in ((n_layers - split, ctx), (split, window)):
+                if count:
                     fwd.append(
-                        Gemm("attn_scores", "fwd", group, keys, d, b * kv_heads, n_layers, other)
+                        Gemm("attn_scores", "fwd", group, keys, d, b * kv_heads, count, other)
                     )
                     fwd.append(
                         Gemm(
@@ -346,26 +447,26 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
                             d,
                             keys,
                             b * kv_heads,
-                            n_layers,
+                            count,
                             other,
                             b_contig="n",
                         )
                     )
         else:
             skips = target.attention != "unfused" and attention_kernel(target) in WINDOW_KERNELS
-            split = windowed if skips and window < s else 0
-            if layers - split:
-                fwd.append(_attention(target, s, d, b * heads, layers - split, other, a))
+            split = windowed if skips and window < ctx else 0
+            if n_layers - split:
+                fwd.append(_attention(target, shape, d, b * heads, n_layers - split, other))
             if split:
-                fwd.append(_attention(target, s, d, b * heads, split, other, a, window))
+                fwd.append(_attention(target, shape, d, b * heads, split, other, window))
             if target.attention == "unfused":
                 fwd.append(
-                    Gemm("attn_values", "fwd", s, d, s, b * heads, layers, other, b_contig="n")
+                    Gemm("attn_values", "fwd", s, d, ctx, b * heads, n_layers, other, b_contig="n")
                 )
-        fwd.append(Gemm("attn_out", "fwd", tokens, h, _split(a * d, t), count=layers, dtype=lin))
+        fwd.append(Gemm("attn_out", "fwd", tokens, h, _split(a * d, t), count=n_layers, dtype=lin))
 
     if plan.moe_layers:
-        n = plan.moe_layers
+        n = shape.count(plan.moe_layers)
         experts, top_k, f_e = plan.experts, plan.top_k, plan.moe_ffn
         # Only the experts some token routes to run; each gets its share of the T·k rows.
         active = active_experts(experts, top_k, tokens)
@@ -382,7 +483,7 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
                 fwd.append(Gemm("shared_gate", "fwd", tokens, f_s, h, count=n, dtype=lin))
             fwd.append(Gemm("shared_down", "fwd", tokens, h, f_s, count=n, dtype=lin))
     if plan.dense_layers:
-        n, f = plan.dense_layers, plan.ffn
+        n, f = shape.count(plan.dense_layers), plan.ffn
         fwd.append(Gemm("mlp_up", "fwd", tokens, _split(f, t), h, count=n, dtype=lin))
         if gated:
             fwd.append(Gemm("mlp_gate", "fwd", tokens, _split(f, t), h, count=n, dtype=lin))
@@ -399,7 +500,12 @@ def step_gemms(config: ModelConfig, target: Target) -> list[Gemm]:
             out.append(replace(gemm, pass_="dgrad"))
         else:
             out.extend(backward(gemm))
-    if target.recompute:
-        # Full activation recomputation runs every layer's forward again in the backward.
-        out.extend(replace(g, pass_="recompute") for g in fwd if g.name != "logits")
+    # Recomputation reruns (part of) the layers' forward in the backward; the logit layer is
+    # outside the checkpointed layers.
+    for gemm in fwd:
+        if gemm.name == "logits":
+            continue
+        count = recomputed_count(target.recompute, _op_kind(gemm), gemm.count)
+        if count:
+            out.append(replace(gemm, pass_="recompute", count=count))
     return out

@@ -65,7 +65,10 @@ EXAMPLES = [
 
 
 def _tflops(step: StepEstimate) -> float:
-    return step.flops / step.total_s / 1e12 if step.total_s > 0 else 0.0
+    # The compute of the step (its GEMMs and memory-bound ops): the collectives and the
+    # pipeline bubble the step also counts are left out, as the message says.
+    busy = step.gemm_s + step.memops_s
+    return step.flops / busy / 1e12 if busy > 0 else 0.0
 
 
 # Trial division stops here (a t past a million is no real tensor-parallel size, but a flag

@@ -60,6 +60,7 @@ def test_hf_keys_under_model_with_trainer_block() -> None:
         "vocab": 32003,
         "head_dim": 128,
         "dtype": None,
+        "gpus_per_node": 8,  # Lightning's trainer.devices: the devices of one node
     }
     assert c.sources[Dim.LAYERS] == "hf" and c.sources[Dim.VOCAB] == "hf"
     assert c.sources[Dim.HIDDEN] == "nemo"  # the trainer block makes it NeMo's layout

@@ -77,7 +77,7 @@ def test_dropout_ops_bytes_by_hand(corpus: Path) -> None:
     eager = dropout_ops(dataclasses.replace(target, fused="none"))
     assert eager[("dropout", "fwd")] == (tokens * h * 5.0, 2 * layers)
     # Recomputed layers draw their masks again; inference has no dropout.
-    redo = dropout_ops(dataclasses.replace(target, recompute=True))
+    redo = dropout_ops(dataclasses.replace(target, recompute="full"))
     assert redo[("dropout", "recompute")] == (tokens * h * 1.0, 2 * layers)
     assert dropout_ops(dataclasses.replace(target, mode="prefill")) == {}
     # The step is slower with the masks than without.

@@ -59,7 +59,13 @@ class ClassReader(ValueReader):
         scope: str,
         fields: ClassFields,
     ) -> None:
-        """Read the bodies of a class's methods (``fields``: the class as read so far)."""
+        """Read the bodies of a class's methods (``fields``: the class as read so far).
+
+        The methods of a pytest test class (``Test*``, pytest's default ``python_classes``)
+        build toy models for the test, not configs: they are not read, as functions named
+        ``test*`` are not."""
+        if scope.rsplit(".", 1)[-1].startswith("Test"):
+            return
         for method in methods:
             self.function_def(method, outer, join_scope(scope, method.name.value))
 

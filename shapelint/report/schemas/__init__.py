@@ -71,7 +71,17 @@ def with_target_fields(schema: dict[str, Any]) -> dict[str, Any]:
     test fails when it is stale)."""
     target = schema["$defs"]["target"]
     old = target["properties"]
-    fields = {spec.name: target_value_schema(spec) for spec in TARGET_FIELDS if spec.json}
+    fields: dict[str, Any] = {}
+    for spec in TARGET_FIELDS:
+        if not spec.json:
+            continue
+        if spec.aliases:
+            # A choice that was a boolean (recompute): version 1 keeps the boolean, the choice
+            # follows as ``<name>_mode`` (`shapelint.engine.assumed.AssumedTarget.as_json`).
+            fields[spec.name] = {"type": "boolean"}
+            fields[f"{spec.name}_mode"] = target_value_schema(spec)
+        else:
+            fields[spec.name] = target_value_schema(spec)
     target["properties"] = {
         "gpu": old["gpu"],
         **fields,
