@@ -311,9 +311,16 @@ def _fill(primary: ModelConfig, other: ModelConfig, name: str | None) -> ModelCo
     if changed:
         _rederive_fallbacks(dims, sources, formulas, primary.dialect)
     for dim, value in other.dims.items():  # the other reader's own derivations, last
-        if dim not in dims and value.derived and value.known:
+        current = dims.get(dim)
+        fallback = current is not None and current.derived and current.kind in _FALLBACKS
+        if not value.derived or not value.known:
+            continue
+        # A formula of stated values (a head dim from a total attention width) replaces a
+        # head dim or KV-head count that was only a fallback; another fallback does not.
+        if current is None or (fallback and value.kind not in _FALLBACKS):
             dims[dim] = value
             sources[dim] = name or other.sources.get(dim, other.dialect)
+            formulas.pop(dim, None)
             if dim in other.formulas:
                 formulas[dim] = other.formulas[dim]
     if not primary.has_attention or not other.has_attention:
