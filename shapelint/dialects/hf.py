@@ -19,16 +19,14 @@ from shapelint.dialects.common import (
     PYTHON_KINDS,
     Builder,
     KeyAliases,
-    derived,
     llama_ffn,
     looks_like_model,
     mla_head_dim,
     mpt_ffn,
-    resolve,
     round_up,
-    scalar_value,
     sliding_window,
 )
+from shapelint.dialects.lookup import derived, resolve, scalar_value
 from shapelint.readers.hooks import ReaderHooks
 
 NAME = "hf"

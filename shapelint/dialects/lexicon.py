@@ -84,14 +84,7 @@ from dataclasses import replace
 from shapelint.core.model import Derivation, Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Mapping, Node, Sequence
 from shapelint.dialects import hf
-from shapelint.dialects.common import (
-    PYTHON_KINDS,
-    Builder,
-    KeyAliases,
-    looks_like_model,
-    normalize_key,
-    resolve,
-)
+from shapelint.dialects.common import PYTHON_KINDS, Builder, KeyAliases, looks_like_model
 from shapelint.dialects.lexicon_reading import (
     Reading,
     Scope,
@@ -101,6 +94,7 @@ from shapelint.dialects.lexicon_reading import (
     unknown_value,
 )
 from shapelint.dialects.lexicon_words import foreign, is_batch_key, meaning
+from shapelint.dialects.lookup import normalize_key, resolve
 
 NAME = "lexicon"
 

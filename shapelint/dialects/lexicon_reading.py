@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 
 from shapelint.core.model import Dim, Value
 from shapelint.core.source import Mapping, Scalar
-from shapelint.dialects.common import derived
 from shapelint.dialects.lexicon_words import (
     ATTENTION_WIDTH,
     DIMS,
@@ -29,6 +28,7 @@ from shapelint.dialects.lexicon_words import (
     meaning,
     stack_word,
 )
+from shapelint.dialects.lookup import derived
 
 # --- Reading a mapping -------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from shapelint.core.model import Dim
-from shapelint.dialects.common import normalize_key
+from shapelint.dialects.lookup import normalize_key
 
 # Roles a key can have besides a `Dim`: flax's total attention width (``qkv_dim``), from which
 # the head dim is derived.

@@ -47,8 +47,6 @@ from shapelint.dialects import megatron_scripts, nemo
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
-    child,
-    derived,
     round_up,
     set_dtype_from_flags,
     settle_dims,
@@ -56,6 +54,7 @@ from shapelint.dialects.common import (
     take_recompute,
     training_config,
 )
+from shapelint.dialects.lookup import child, derived
 from shapelint.readers.hooks import ReaderHooks
 
 NAME = "megatron-lm"
