@@ -231,7 +231,9 @@ def nested_model(candidate: Candidate) -> Candidate | None:
         if not isinstance(entry.value, Mapping):
             continue
         prefix = f"{candidate.key_prefix}.{entry.key}" if candidate.key_prefix else entry.key
-        sub = Candidate(candidate.name, entry.value, prefix)
+        # Named as the record (a Python call's preset name); a file's root has no name of its
+        # own, and the field's key names the model there (torchchat's ``"decoder"``).
+        sub = Candidate(candidate.name or prefix, entry.value, prefix)
         if any(m not in DEFAULTING for m in claims(sub)):
             found.append(sub)
     return found[0] if len(found) == 1 else None
