@@ -30,6 +30,7 @@ from shapelint.dialects.lexicon_words import (
     PER_LAYER_LISTS,
     Role,
     canonical,
+    encoder_meaning,
     meaning,
     stack_word,
     words,
@@ -105,13 +106,19 @@ def read_scope(
     entries = list(scope_entries(scope))
     stacks = {stack_word(k) for k, _ in entries if meaning(k) is not None or _foreign_shape(k)}
     two_stacks = {"encoder", "decoder"} <= stacks
+    # An encoder-only model (RoBERTa in fairseq's names): no key of the mapping is a model key
+    # as it stands and none names a decoder; the encoder's keys are the model's.
+    alone = not any(meaning(k) is not None for k, _ in entries) and not any(
+        stack_word(k) in ("decoder", "dec") for k, _ in entries
+    )
+    lookup = (lambda k: meaning(k) or encoder_meaning(k)) if alone else meaning
     plain = {
-        r for k, _ in entries if (m := meaning(k)) is not None and not m.qualified for r in m.roles
+        r for k, _ in entries if (m := lookup(k)) is not None and not m.qualified for r in m.roles
     }
     for key, value in entries:
         if value.key in exclude:
             continue
-        found = meaning(key)
+        found = lookup(key)
         if found is None or (two_stacks and stack_word(key) == "decoder"):
             continue
         if found.qualified and plain & set(found.roles):

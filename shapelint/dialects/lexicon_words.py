@@ -389,6 +389,24 @@ def meaning(key: str, exact: bool = True) -> Meaning | None:
 OTHER_MODELS = frozenset({"teacher", "student", "critic", "reward", "draft", "aux", "auxiliary"})
 
 
+ENCODER_WORDS = frozenset({"encoder", "enc"})
+
+
+def encoder_meaning(key: str) -> Meaning | None:
+    """What an encoder stack's key means for a model that is that stack alone (fairseq's
+    RoBERTa: ``encoder_embed_dim``, ``encoder_layers``, with no decoder): `meaning` with the
+    encoder word dropped; a key of any other stack (``vision``, ``audio`` …) means nothing."""
+    found = canonical(key)
+    if not any(w in ENCODER_WORDS for w in found):
+        return None
+    if any(w in FOREIGN and w not in ENCODER_WORDS for w in found):
+        return None
+    core = frozenset(
+        w for w in found if w not in NEUTRAL and w not in QUALIFIERS and w not in ENCODER_WORDS
+    )
+    return PATTERNS.get(core)
+
+
 def foreign(key: str) -> bool:
     """Whether a section named ``key`` holds another kind of module than a language model
     (``vision_config``, ``unet_config``, ``p_tuning``): its keys are not read at all."""

@@ -189,3 +189,47 @@ def test_no_heads_key_derives_no_heads() -> None:
     )
     for config in configs_of(text):
         assert config.int(Dim.HEADS) is None and config.int(Dim.KV_HEADS) is None
+
+
+# facebookresearch/fairseq fairseq/models/roberta/model.py:627-700 (3d262bb2): RoBERTa is an
+# encoder alone; its architecture functions name only encoder_* keys.
+ROBERTA = textwrap.dedent(
+    """
+    @register_model_architecture("roberta", "roberta_large")
+    def roberta_large_architecture(args):
+        args.encoder_layers = safe_getattr(args, "encoder_layers", 24)
+        args.encoder_embed_dim = safe_getattr(args, "encoder_embed_dim", 1024)
+        args.encoder_ffn_embed_dim = safe_getattr(args, "encoder_ffn_embed_dim", 4096)
+        args.encoder_attention_heads = safe_getattr(args, "encoder_attention_heads", 16)
+    """
+)
+
+
+def test_an_encoder_alone_is_the_model() -> None:
+    (config,) = configs_of(ROBERTA, "python", "model.py")
+    got = dims(config)
+    assert {k: got.get(k) for k in ("hidden", "heads", "ffn", "layers", "head_dim")} == {
+        "hidden": 1024,
+        "heads": 16,
+        "ffn": 4096,
+        "layers": 24,
+        "head_dim": 64,
+    }
+
+
+def test_an_encoder_beside_a_decoder_is_not_the_model() -> None:
+    """T5-like: with decoder keys present, the encoder's keys stay the other stack's (and
+    two stacks are not read as one model by words alone)."""
+    text = ROBERTA.replace(
+        '    args.encoder_attention_heads = safe_getattr(args, "encoder_attention_heads", 16)',
+        '    args.encoder_attention_heads = safe_getattr(args, "encoder_attention_heads", 16)\n'
+        '    args.decoder_embed_dim = safe_getattr(args, "decoder_embed_dim", 512)\n'
+        '    args.decoder_attention_heads = safe_getattr(args, "decoder_attention_heads", 8)\n'
+        '    args.decoder_layers = safe_getattr(args, "decoder_layers", 6)',
+    )
+    assert all(c.int(Dim.HIDDEN) != 1024 for c in configs_of(text, "python", "model.py"))
+
+
+def test_a_vision_encoder_alone_is_not_a_language_model() -> None:
+    text = '{"vision_encoder_layers": 24, "vision_encoder_embed_dim": 1024, "vision_encoder_heads": 16}\n'
+    assert all(c.int(Dim.HIDDEN) is None for c in configs_of(text))
