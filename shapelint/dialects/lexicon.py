@@ -16,11 +16,12 @@ camelCase and UPPER_CASE boundaries (`words`), and each word is put in a canonic
 ``mlp``/``ff``/``ffw``/``feedforward`` → ``ffn``; ``intermediate`` → ``inner``; plurals to the
 singular). Words that do not change what a model key means (`NEUTRAL`: ``decoder`` in a
 decoder-only model, ``base``, ``text``, ``transformer``, ``total``) are dropped; a word naming
-another stack (`FOREIGN`: ``encoder``, ``vision``, ``audio``, ``lora`` …) makes the key
-none of the model's — except ``encoder`` in a mapping whose model keys all name the encoder and
-none a decoder (fairseq's RoBERTa: an encoder alone is the model, `encoder_meaning`). The remaining set of words is looked up in `PATTERNS` (and a few exact
-names in `EXACT`); a key whose words are not a pattern means nothing here — the lexicon never
-guesses from a single word inside a longer name.
+another stack (`FOREIGN`: ``encoder``, ``vision``, ``audio``, ``lora`` …) makes the key none of
+the model's — except ``encoder`` in a mapping whose model keys all name the encoder and none a
+decoder (fairseq's RoBERTa: an encoder alone is the model, `encoder_meaning`). The remaining set
+of words is looked up in `PATTERNS` (and a few exact names in `EXACT`); a key whose words are
+not a pattern means nothing here — the lexicon never guesses from a single word inside a longer
+name.
 
 **Confidence.** A pattern is *sure* (``head_dim``, ``num_kv_heads``, ``ffn_inner_dim``,
 ``model_dims``) or *ambiguous*, with the dims it may mean (`Meaning.roles`):
@@ -62,10 +63,11 @@ dropped for a check of another dim.
 flax/linen/attention.py:526-531 at 18f8f311): the head dim is derived from it when the heads
 divide it; tensor2tensor's ``attention_key_channels`` (``total_key_depth``) likewise. Heads a
 config sets to null beside a stated head dim (paxml's ``NUM_HEADS = None``: "computed") are
-width / head dim; without a heads key no heads are derived. A multiplier of the width (``widening_factor``, ``mlp_ratio``) is read by no
-formula here, because frameworks apply it differently (grok-1's ``ffn_size`` takes two thirds
-of ``widening_factor · emb_size`` and rounds it to a multiple of 8, model.py:85-89 at 7050ed20;
-Haiku's example transformer multiplies without the two thirds): that is dialect knowledge.
+width / head dim; without a heads key no heads are derived. A multiplier of the width
+(``widening_factor``, ``mlp_ratio``) is read by no formula here, because frameworks apply it
+differently (grok-1's ``ffn_size`` takes two thirds of ``widening_factor · emb_size`` and rounds
+it to a multiple of 8, model.py:85-89 at 7050ed20; Haiku's example transformer multiplies
+without the two thirds): that is dialect knowledge.
 
 **What values and neighbours say** (`shapelint.dialects.lexicon_reading`): a key naming the
 FFN's kind (``ffn_layer = "dense_relu_dense"``) whose value names no mixture of experts sets
