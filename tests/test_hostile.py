@@ -862,6 +862,46 @@ def test_a_value_the_output_cannot_encode_is_escaped(tmp_path: Path, fmt: str) -
         assert finding["code"] == "SL002" and finding["value"] == "\ud800"
 
 
+_HEX_DIGITS = "f" * 4000  # 16 000 bits: about 4 817 decimal digits, past Python's 4 300
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("config.yaml", f"hidden_size: 0x{_HEX_DIGITS}\nnum_attention_heads: 32\n"),
+        ("config.toml", f"hidden_size = 0x{_HEX_DIGITS}\nnum_attention_heads = 32\n"),
+        ("model_cfg.py", f"class Cfg:\n    hidden_size = 0x{_HEX_DIGITS}\n    n_head = 32\n"),
+    ],
+    ids=["yaml", "toml", "python"],
+)
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text", "github"])
+def test_an_integer_too_long_for_decimal_is_written_in_hex(
+    tmp_path: Path, name: str, text: str, fmt: str
+) -> None:
+    """Found by the fuzz campaign (round 2): YAML, TOML and Python read ``0xfff…`` of 4 000 hex
+    digits as an int that Python refuses to write in decimal, so ``--format json`` stopped
+    with an internal error (exit 2) while the text report said SL002."""
+    (tmp_path / name).write_text(text)
+    code, out, err = shapelint(name, "--format", fmt, "--min-slowdown", "0", cwd=tmp_path)
+    assert (code, err) == (1, "")
+    if fmt == "json":
+        (finding,) = json.loads(out)["findings"]
+        assert finding["code"] == "SL002" and finding["value"] == "0x" + _HEX_DIGITS
+
+
+def test_a_baseline_holds_an_integer_too_long_for_decimal(tmp_path: Path) -> None:
+    """The baseline writes the value of each finding: the same hex form, and read back."""
+    (tmp_path / "config.yaml").write_text(f"hidden_size: 0x{_HEX_DIGITS}\nn_head: 32\n")
+    code, _, err = shapelint("--write-baseline", "bl.json", "config.yaml", cwd=tmp_path)
+    assert (
+        code == 0
+        and "recorded 1 finding" in err
+        and "0x" + _HEX_DIGITS in (tmp_path / "bl.json").read_text()
+    )
+    code, out, err = shapelint("--baseline", "bl.json", "config.yaml", cwd=tmp_path)
+    assert (code, err) == (0, "") and "All checks passed" in out
+
+
 def test_unreadable_directory_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failure 19: a directory the walk cannot list was skipped without a word, even with -v."""
     (tmp_path / "locked").mkdir()

@@ -270,3 +270,22 @@ def test_a_code_action_for_an_unopened_fifo_uri_does_not_block(
     uri = open_doc(client, tmp_path / "config.json", GPT2, "json")
     assert [d["code"] for d in client.diagnostics(uri, timeout=20)] == ["SL101"]
     assert client.close() == 0
+
+
+def test_a_document_over_the_cpu_budget_does_not_block_the_next(
+    client: Client, tmp_path: Path
+) -> None:
+    """Failure 11 of issue 26: the server had no CPU budget, so a 1M-key YAML held the next
+    document for 42 s. A document over `max-seconds-per-file` is SL000 on that document, as
+    in `check`, and the next document is linted."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".shapelint.toml").write_text("max-seconds-per-file = 1\n", encoding="utf-8")
+    big = "hidden_size: 768\nnum_attention_heads: 12\n" + "".join(
+        f"k{i}: {i}\n" for i in range(300_000)
+    )
+    big_uri = open_doc(client, tmp_path / "big.yaml", big, "yaml")
+    uri = open_doc(client, tmp_path / "config.json", GPT2, "json")
+    (diag,) = client.diagnostics(big_uri)
+    assert diag["code"] == "SL000" and "more than 1 s of CPU time" in diag["message"]
+    assert [d["code"] for d in client.diagnostics(uri)] == ["SL101"]
+    assert client.close() == 0

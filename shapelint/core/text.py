@@ -9,6 +9,7 @@ message built from file content (a parser's error quoting a value) to one readab
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -60,3 +61,21 @@ def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
 
 
 __all__ = ["MAX_MESSAGE", "clean", "one_line", "shown_path"]
+
+
+# Python refuses to write an int of more than 4300 decimal digits (sys.get_int_max_str_digits);
+# about 14 284 bits. Past this many bits an int is written in hexadecimal, which has no limit.
+_MAX_DECIMAL_BITS = 14_000
+
+
+def json_value(value: object) -> object:
+    """A JSON-safe form of a value read from a file: NaN and infinities as strings, an
+    integer too long to write in decimal (a hostile ``0xfff…`` of thousands of digits) as a
+    hexadecimal string, anything that is not a JSON scalar as its ``str``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value.bit_length() <= _MAX_DECIMAL_BITS else f"{value:#x}"
+    if value is None or isinstance(value, bool | float | str):
+        return value
+    return str(value)

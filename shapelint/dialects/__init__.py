@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shapelint.core.model import Derivation, Dim, Formula, ModelConfig, Traits, Value
-from shapelint.core.source import Candidate, Document, Scalar
+from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects import (
     axolotl,
     deepspeed,
@@ -217,12 +217,37 @@ def resolve(
     return lexicon.complete(doc, candidate, _read(doc, candidate, keys, lead), keys, _fill)
 
 
+def nested_model(candidate: Candidate) -> Candidate | None:
+    """The one mapping nested in ``candidate`` that a dialect reads, when no dialect reads
+    ``candidate`` itself and it names no width of its own: a model's shape kept in one field
+    of a larger record (llama-models' ``Model(…, arch_args={"dim": 4096, …})``), read as a
+    person reads it — that field is the model, under the record's name. Dialects that fill
+    framework defaults are not asked: a field is not evidence enough for a framework's
+    defaults. None when there is no such mapping or more than one."""
+    if claims(candidate) or neutral.has_width(candidate.root):
+        return None
+    found: list[Candidate] = []
+    for entry in candidate.root.entries:
+        if not isinstance(entry.value, Mapping):
+            continue
+        prefix = f"{candidate.key_prefix}.{entry.key}" if candidate.key_prefix else entry.key
+        # Named as the record (a Python call's preset name); a file's root has no name of its
+        # own, and the field's key names the model there (torchchat's ``"decoder"``).
+        sub = Candidate(candidate.name or prefix, entry.value, prefix)
+        if any(m not in DEFAULTING for m in claims(sub)):
+            found.append(sub)
+    return found[0] if len(found) == 1 else None
+
+
 def _read(
     doc: Document, candidate: Candidate, keys: KeyAliases, lead: Dialect | None = None
 ) -> list[ModelConfig]:
     """The configs the dialects and the neutral key families read from one candidate."""
     primary: ModelConfig | None = None
     first: Dialect | None = None  # the reader whose config ``primary`` started as
+    inner = nested_model(candidate) if lead is None else None
+    if inner is not None:
+        candidate = inner
     for i, module in enumerate(claims(candidate, lead)):
         if i and module in DEFAULTING:
             continue
@@ -288,9 +313,16 @@ def _fill(primary: ModelConfig, other: ModelConfig, name: str | None) -> ModelCo
     if changed:
         _rederive_fallbacks(dims, sources, formulas, primary.dialect)
     for dim, value in other.dims.items():  # the other reader's own derivations, last
-        if dim not in dims and value.derived and value.known:
+        current = dims.get(dim)
+        fallback = current is not None and current.derived and current.kind in _FALLBACKS
+        if not value.derived or not value.known:
+            continue
+        # A formula of stated values (a head dim from a total attention width) replaces a
+        # head dim or KV-head count that was only a fallback; another fallback does not.
+        if current is None or (fallback and value.kind not in _FALLBACKS):
             dims[dim] = value
             sources[dim] = name or other.sources.get(dim, other.dialect)
+            formulas.pop(dim, None)
             if dim in other.formulas:
                 formulas[dim] = other.formulas[dim]
     if not primary.has_attention or not other.has_attention:

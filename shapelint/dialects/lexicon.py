@@ -2,7 +2,7 @@
 
 A person who opens a config of a framework they have never seen reads ``dims_per_head``,
 ``numHeads``, ``NUM_Q_HEADS`` or ``hidden-size`` by their words, then checks the numbers
-against each other: the heads times the head dim make the width, the KV heads divide the heads,
+against each other: the heads split the width, the KV heads divide the heads,
 the FFN is at least as wide as the model, the vocabulary is larger than the width, a layer
 count is a small positive integer. This module does the same, as the reader of last resort:
 framework dialects and the neutral key families (`shapelint.dialects.neutral`) read a mapping
@@ -16,10 +16,12 @@ camelCase and UPPER_CASE boundaries (`words`), and each word is put in a canonic
 ``mlp``/``ff``/``ffw``/``feedforward`` → ``ffn``; ``intermediate`` → ``inner``; plurals to the
 singular). Words that do not change what a model key means (`NEUTRAL`: ``decoder`` in a
 decoder-only model, ``base``, ``text``, ``transformer``, ``total``) are dropped; a word naming
-another stack (`FOREIGN`: ``encoder``, ``vision``, ``audio``, ``lora`` …) makes the key
-none of the model's. The remaining set of words is looked up in `PATTERNS` (and a few exact
-names in `EXACT`); a key whose words are not a pattern means nothing here — the lexicon never
-guesses from a single word inside a longer name.
+another stack (`FOREIGN`: ``encoder``, ``vision``, ``audio``, ``lora`` …) makes the key none of
+the model's — except ``encoder`` in a mapping whose model keys all name the encoder and none a
+decoder (fairseq's RoBERTa: an encoder alone is the model, `encoder_meaning`). The remaining set
+of words is looked up in `PATTERNS` (and a few exact names in `EXACT`); a key whose words are
+not a pattern means nothing here — the lexicon never guesses from a single word inside a longer
+name.
 
 **Confidence.** A pattern is *sure* (``head_dim``, ``num_kv_heads``, ``ffn_inner_dim``,
 ``model_dims``) or *ambiguous*, with the dims it may mean (`Meaning.roles`):
@@ -48,8 +50,10 @@ by a smaller width; a head size by heads × head size = width. Otherwise the key
 its dim is unknown and SL009 names it with the settings line that would map it.
 
 **Value checks** (`_checks`), on every reading, sure or not: integers above zero; 1-1000
-layers; the KV heads divide the heads; heads × head dim = the width when all three are stated;
-the FFN at least as wide as the width; the vocabulary larger than the width. A reading that
+layers; the KV heads divide the heads; heads × head dim = the width when the head dim was placed
+from an ambiguous key or derived (a head dim a key names stands: Gemma 7B runs 16 heads of 256
+beside a width of 3072); the FFN at least as wide as the width; the vocabulary larger than the
+width. A reading that
 fails a check leaves the dim it was about unknown (stated as unknown, so no derivation such as
 head dim = width / heads or KV heads = heads stands in for it); the width itself is never
 dropped for a check of another dim.
@@ -57,10 +61,20 @@ dropped for a check of another dim.
 **Totals and ratios.** Flax's ``qkv_dim`` is the total attention width, not a head dim
 (``MultiHeadDotProductAttention``: ``head_dim = qkv_features // num_heads``,
 flax/linen/attention.py:526-531 at 18f8f311): the head dim is derived from it when the heads
-divide it. A multiplier of the width (``widening_factor``, ``mlp_ratio``) is read by no
-formula here, because frameworks apply it differently (grok-1's ``ffn_size`` takes two thirds
-of ``widening_factor · emb_size`` and rounds it to a multiple of 8, model.py:85-89 at 7050ed20;
-Haiku's example transformer multiplies without the two thirds): that is dialect knowledge.
+divide it; tensor2tensor's ``attention_key_channels`` (``total_key_depth``) likewise. Heads a
+config sets to null beside a stated head dim (paxml's ``NUM_HEADS = None``: "computed") are
+width / head dim; without a heads key no heads are derived. A multiplier of the width
+(``widening_factor``, ``mlp_ratio``) is read by no formula here, because frameworks apply it
+differently (grok-1's ``ffn_size`` takes two thirds of ``widening_factor · emb_size`` and rounds
+it to a multiple of 8, model.py:85-89 at 7050ed20; Haiku's example transformer multiplies
+without the two thirds): that is dialect knowledge.
+
+**What values and neighbours say** (`shapelint.dialects.lexicon_reading`): a key naming the
+FFN's kind (``ffn_layer = "dense_relu_dense"``) whose value names no mixture of experts sets
+aside the expert counts beside it (`dense_ffn`); a list with one entry per layer
+(``attention_types``, ``layer_types``) gives the layer count (`per_layer_list`); a per-device
+batch (``per_device_batch_size``) is the micro-batch when no key accumulates gradients
+(`micro_batch`; not ``micro_batch_size`` alone, a pipeline's share of the batch in paxml).
 
 **Batches** (`batch_keys`): a key with the word ``batch`` (``per_replica_batch``,
 ``PERCORE_BATCH_SIZE``, ``global_batch_size``, ``tokens_per_batch`` …) other than evaluation,
@@ -88,6 +102,7 @@ from shapelint.dialects.common import PYTHON_KINDS, Builder, KeyAliases, looks_l
 from shapelint.dialects.lexicon_reading import (
     Reading,
     Scope,
+    dense_ffn,
     positive_int,
     read_scope,
     scope_entries,
@@ -216,6 +231,7 @@ def complete(
     read, and the batch keys no reader understood."""
     out: list[ModelConfig] = []
     for config in configs:
+        config = _dense(candidate, config)
         found, unplaced = fill(candidate, config)
         if found is not None:
             lacked_seq = Dim.SEQ_LEN not in config.dims
@@ -248,6 +264,19 @@ def complete(
         read = frozenset().union(*(c.read_keys for c in out)) if out else frozenset()
         out = [replace(c, unread_batch=unread_batch(c, stated, read)) for c in out]
     return out
+
+
+def _dense(candidate: Candidate, config: ModelConfig) -> ModelConfig:
+    """``config`` without the expert counts the key families read beside a key that says its
+    FFN is dense (`dense_ffn`); a framework dialect's reading is the framework's and stays."""
+    moe = [d for d in (Dim.EXPERTS, Dim.EXPERTS_PER_TOKEN) if d in config.dims]
+    if not moe or config.dialect not in (NAME, hf.NAME):
+        return config
+    if dense_ffn(holder(candidate, config)) is None:
+        return config
+    dims = {d: v for d, v in config.dims.items() if d not in moe}
+    sources = {d: s for d, s in config.sources.items() if d not in moe}
+    return replace(config, dims=dims, sources=sources)
 
 
 def _padded_in_code(doc: Document, config: ModelConfig) -> ModelConfig:

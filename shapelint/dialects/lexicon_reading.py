@@ -13,20 +13,27 @@ from collections.abc import Iterator
 from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field, replace
 
-from shapelint.core.model import Dim, Value
-from shapelint.core.source import Mapping, Scalar
+from shapelint.core.model import Derivation, Dim, Value
+from shapelint.core.source import Mapping, Scalar, Sequence
 from shapelint.dialects.lexicon_words import (
+    ACCUMULATION_WORDS,
     ATTENTION_WIDTH,
     DIMS,
+    FFN_KIND,
     HEAD_DIM_RANGE,
     MAX_FFN_RATIO,
     MAX_LAYERS,
+    MICRO_BATCH_PATTERNS,
+    MOE_WORDS,
     NEUTRAL,
     PATTERNS,
+    PER_LAYER_LISTS,
     Role,
     canonical,
+    encoder_meaning,
     meaning,
     stack_word,
+    words,
 )
 from shapelint.dialects.lookup import derived
 
@@ -99,13 +106,19 @@ def read_scope(
     entries = list(scope_entries(scope))
     stacks = {stack_word(k) for k, _ in entries if meaning(k) is not None or _foreign_shape(k)}
     two_stacks = {"encoder", "decoder"} <= stacks
+    # An encoder-only model (RoBERTa in fairseq's names): no key of the mapping is a model key
+    # as it stands and none names a decoder; the encoder's keys are the model's.
+    alone = not any(meaning(k) is not None for k, _ in entries) and not any(
+        stack_word(k) in ("decoder", "dec") for k, _ in entries
+    )
+    lookup = (lambda k: meaning(k) or encoder_meaning(k)) if alone else meaning
     plain = {
-        r for k, _ in entries if (m := meaning(k)) is not None and not m.qualified for r in m.roles
+        r for k, _ in entries if (m := lookup(k)) is not None and not m.qualified for r in m.roles
     }
     for key, value in entries:
         if value.key in exclude:
             continue
-        found = meaning(key)
+        found = lookup(key)
         if found is None or (two_stacks and stack_word(key) == "decoder"):
             continue
         if found.qualified and plain & set(found.roles):
@@ -134,15 +147,33 @@ def read_scope(
             reading.unplaced.extend(values)  # two keys, two values: which one holds?
             continue
         reading.placed[role] = values[0]
-    _checks(reading, known)
-    _place_ambiguous(reading, ambiguous, known, present | set(reading.blocked))
-    _checks(reading, known)
+    # A head dim a key states by its name (``head_dim: 256``) stands even where heads × head
+    # dim is not the width (Gemma 7B: 16 × 256 beside 3072); only a head dim the lexicon
+    # placed from an ambiguous key or derived is checked against that product.
+    stated = frozenset(
+        [r for r in sure if r in reading.placed]
+        + [d for d, v in known.items() if isinstance(v, Value) and not v.derived]
+    )
+    _checks(reading, known, stated)
+    _place_ambiguous(reading, ambiguous, known, present | set(reading.blocked), stated)
+    _checks(reading, known, stated)
     _attention_width(reading, known)
+    _heads_from_head_dim(reading, known, scope)
     selector = _layer_selector(scope)
     if selector is not None and Dim.LAYERS in reading.placed:
         # ``select_layers: [0, 4, 8]``, ``layers_to_keep``: the model runs a subset of them.
         reading.placed.pop(Dim.LAYERS)
         reading.blocked[Dim.LAYERS] = selector
+    if dense_ffn(scope) is not None:
+        for dim in (Dim.EXPERTS, Dim.EXPERTS_PER_TOKEN):
+            reading.placed.pop(dim, None)
+    if Dim.LAYERS not in reading.placed and Dim.LAYERS not in present | set(reading.blocked):
+        listed = per_layer_list(scope)
+        if listed is not None:
+            reading.placed[Dim.LAYERS] = listed
+    micro = micro_batch(scope)
+    if micro is not None and Dim.MICRO_BATCH not in present:
+        reading.placed[Dim.MICRO_BATCH] = micro
     experts = reading.dim(Dim.EXPERTS) or known.get(Dim.EXPERTS)
     if experts is not None and (positive_int(experts) or 0) > 1 and Dim.FFN in reading.placed:
         # Dense or per expert? The framework decides how its FFN width applies to experts.
@@ -150,6 +181,53 @@ def read_scope(
         assert isinstance(ffn, Value)
         reading.blocked[Dim.FFN] = ffn
     return reading
+
+
+def dense_ffn(scope: Scope) -> Value | None:
+    """The key that says ``scope``'s FFN is dense (tensor2tensor's ``ffn_layer =
+    "dense_relu_dense"`` beside the ``moe_num_experts`` its MoE layers would use): a key of
+    ``ffn`` and a kind word whose string value names no mixture of experts. The expert
+    counts beside it then belong to a layer the model does not run."""
+    for key, value in scope_entries(scope):
+        found = set(canonical(key))
+        if "ffn" not in found or not found - {"ffn"} or not found - {"ffn"} <= FFN_KIND:
+            continue
+        kind = value.value
+        if isinstance(kind, str) and kind.strip() and not set(words(kind)) & MOE_WORDS:
+            return value
+    return None
+
+
+def per_layer_list(scope: Scope) -> Value | None:
+    """The layer count as the length of a list with one entry per layer (gemma's
+    ``attention_types``, whose length is the model's ``num_layers``: gemma/gm/nn/_config.py:
+    86-88 at 7691fd4e), when it is the one such list of scalars (enum members count: the
+    length is known when the values are not)."""
+    found: list[Value] = []
+    for entry in scope.mapping.entries:
+        if frozenset(canonical(entry.key)) not in PER_LAYER_LISTS:
+            continue
+        items = entry.value
+        if not isinstance(items, Sequence) or not items.items:
+            continue
+        if not all(isinstance(i, Scalar) for i in items.items):
+            continue
+        path = f"{scope.path}.{entry.key}" if scope.path else entry.key
+        listed = Value(None, path, items.span)
+        found.append(derived(len(items.items), (listed,), f"len({entry.key})"))
+    return found[0] if len(found) == 1 else None
+
+
+def micro_batch(scope: Scope) -> Value | None:
+    """The micro-batch a key states by its words (``per_device_batch_size``), when no key of
+    the scope speaks of accumulating gradients (a per-device batch then spans several
+    micro-batches, split as the framework decides)."""
+    entries = list(scope_entries(scope))
+    if any(set(canonical(k)) & ACCUMULATION_WORDS for k, _ in entries):
+        return None
+    found = [v for k, v in entries if frozenset(canonical(k)) in MICRO_BATCH_PATTERNS]
+    values = {positive_int(v) for v in found}
+    return found[0] if len(values) == 1 and None not in values else None
 
 
 def _foreign_shape(key: str) -> bool:
@@ -174,6 +252,7 @@ def _place_ambiguous(
     ambiguous: list[tuple[Value, tuple[Role, ...]]],
     known: AbcMapping[Role, Value],
     present: set[Dim],
+    stated: frozenset[Role] = frozenset(),
 ) -> None:
     """Place the ambiguous keys by the one best assignment of roles the values confirm."""
     if not ambiguous:
@@ -198,7 +277,7 @@ def _place_ambiguous(
             role is None or _confirms(role, value, values, roles)
             for (value, roles), role in zip(ambiguous, choice, strict=True)
         )
-        if not ok or not _passes(values):
+        if not ok or not _passes(values, stated):
             continue
         if len(chosen) > best_score:
             best, best_score = [choice], len(chosen)
@@ -241,13 +320,14 @@ def _confirms(
     return False
 
 
-def _passes(values: AbcMapping[Role, int]) -> bool:
+def _passes(values: AbcMapping[Role, int], stated: frozenset[Role] = frozenset()) -> bool:
     """Whether a set of readings passes every value check (`_failures` is empty)."""
-    return not _failures(values)
+    return not _failures(values, stated)
 
 
-def _failures(values: AbcMapping[Role, int]) -> list[Dim]:
-    """The dims whose reading fails a value check against the others."""
+def _failures(values: AbcMapping[Role, int], stated: frozenset[Role] = frozenset()) -> list[Dim]:
+    """The dims whose reading fails a value check against the others; a head dim in
+    ``stated`` (named by its key) is not checked against heads × head dim = width."""
     out: list[Dim] = []
     h, a = values.get(Dim.HIDDEN), values.get(Dim.HEADS)
     kv, d = values.get(Dim.KV_HEADS), values.get(Dim.HEAD_DIM)
@@ -258,7 +338,13 @@ def _failures(values: AbcMapping[Role, int]) -> list[Dim]:
         out.append(Dim.HEADS)
     if kv is not None and a is not None and (kv > a or a % kv):
         out.append(Dim.KV_HEADS)
-    if d is not None and a is not None and h is not None and a * d != h:
+    if (
+        d is not None
+        and a is not None
+        and h is not None
+        and a * d != h
+        and Dim.HEAD_DIM not in stated
+    ):
         out.append(Dim.HEAD_DIM)
     ffn = values.get(Dim.FFN)
     if ffn is not None and h is not None and ffn < h:
@@ -272,10 +358,12 @@ def _failures(values: AbcMapping[Role, int]) -> list[Dim]:
     return out
 
 
-def _checks(reading: Reading, known: AbcMapping[Role, Value]) -> None:
+def _checks(
+    reading: Reading, known: AbcMapping[Role, Value], stated: frozenset[Role] = frozenset()
+) -> None:
     """Leave unknown each dim the lexicon placed whose value fails a check."""
     for _ in range(len(DIMS)):
-        failed = [d for d in _failures(_all(reading, known)) if d in reading.placed]
+        failed = [d for d in _failures(_all(reading, known), stated) if d in reading.placed]
         if not failed:
             break
         dim = failed[0]
@@ -307,6 +395,37 @@ def _attention_width(reading: Reading, known: AbcMapping[Role, Value]) -> None:
         )
     else:
         reading.blocked[Dim.HEAD_DIM] = width
+
+
+def _heads_from_head_dim(reading: Reading, known: AbcMapping[Role, Value], scope: Scope) -> None:
+    """The heads as width / head dim when a config states both and sets its heads key to
+    null (paxml's ``NUM_HEADS = None`` beside ``DIMS_PER_HEAD`` and ``MODEL_DIMS``, for
+    "computed from the others": paxml/tasks/lm/model_params.py:620-624 at b397693f): the
+    relation every reader uses the other way round (head dim = width / heads). Without a
+    heads key saying so, no heads are derived: a model whose heads vary by layer (OpenELM's
+    ``qkv_multipliers`` beside ``head_dim``) states no heads either."""
+    if Dim.HEADS in reading.placed or Dim.HEADS in known or Dim.HEADS in reading.blocked:
+        return
+    nulls = [
+        v
+        for k, v in scope_entries(scope)
+        if (m := meaning(k)) is not None and m.roles == (Dim.HEADS,)
+    ]
+    if not nulls or any(not v.known or v.value is not None for v in nulls):
+        return
+    width = reading.dim(Dim.HIDDEN) or known.get(Dim.HIDDEN)
+    head = reading.dim(Dim.HEAD_DIM) or known.get(Dim.HEAD_DIM)
+    if not isinstance(width, Value) or not isinstance(head, Value) or head.derived:
+        return
+    h, d = positive_int(width), positive_int(head)
+    if h is None or d is None or h % d or not 1 <= h // d <= h:
+        return
+    heads = derived(h // d, (width, head), "hidden / head_dim (no heads stated)")
+    reading.placed[Dim.HEADS] = heads
+    if Dim.KV_HEADS not in reading.placed and Dim.KV_HEADS not in known:
+        reading.placed[Dim.KV_HEADS] = derived(
+            h // d, (heads,), "= heads (no KV heads stated)", kind=Derivation.KV_FROM_HEADS
+        )
 
 
 # Words that, beside ``layer``, say a model runs only some of its layers.

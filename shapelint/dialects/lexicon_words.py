@@ -172,6 +172,11 @@ _PATTERN_LIST: list[tuple[str, Meaning]] = [
     _p("d kv", Dim.HEAD_DIM),  # T5
     _p("key size", Dim.HEAD_DIM, sure=False),
     _p("qkv dim", ATTENTION_WIDTH),
+    # tensor2tensor's attention_key_channels / total_key_depth: the keys' width over all heads
+    # (``total_key_depth = hparams.attention_key_channels or hparams.hidden_size``,
+    # tensor2tensor/models/transformer.py:1436-1440 and layers/common_attention.py at bafdc1b6).
+    _p("attn key channel", ATTENTION_WIDTH),
+    _p("key depth", ATTENTION_WIDTH),
     # The FFN.
     _p("ffn dim", Dim.FFN),
     _p("ffn size", Dim.FFN),
@@ -201,6 +206,10 @@ _PATTERN_LIST: list[tuple[str, Meaning]] = [
     _p("num block", Dim.LAYERS, sure=False),
     # The sequence: a training length, or a model's maximum context.
     _p("seq len", Dim.SEQ_LEN),
+    # The cutoff of a training example's target tokens (flax's lm1b and Gemma examples'
+    # ``max_target_length``, examples/lm1b/configs/default.py:72-73 at 18f8f311): the
+    # sequence a decoder-only model trains on. ``max_eval_target_length`` is another pattern.
+    _p("max target len", Dim.SEQ_LEN),
     _p("seq", Dim.SEQ_LEN),
     _p("max seq len", Dim.SEQ_LEN, ctx=True),
     _p("max seq", Dim.SEQ_LEN, ctx=True),
@@ -293,6 +302,27 @@ DIMS: tuple[Dim, ...] = (
     Dim.EXPERTS,
     Dim.EXPERTS_PER_TOKEN,
 )
+# The batch one device runs per forward pass, when nothing accumulates gradients
+# (``per_device_batch_size``: flax examples/lm1b/configs/default.py:39-40 at 18f8f311).
+# Not ``micro_batch_size`` alone: paxml's ``MICROBATCH_SIZE`` is a pipeline's micro-batch of
+# the whole batch (``pipeline_microbatch_size``, paxml/tasks/lm/model_params.py:937 at
+# b397693f), not one device's; the frameworks whose ``micro_batch_size`` is per GPU
+# (Megatron, NeMo, axolotl) are read by their dialects.
+MICRO_BATCH_PATTERNS = frozenset(
+    {
+        frozenset({"per", "device", "batch", "size"}),
+        frozenset({"per", "device", "train", "batch", "size"}),
+        frozenset({"per", "gpu", "batch", "size"}),
+    }
+)
+# Words of a key that says gradients accumulate over several micro-batches.
+ACCUMULATION_WORDS = frozenset({"accum", "accumulate", "accumulation", "accumulated"})
+# Words of a per-layer list (gemma's ``attention_types``, transformers' ``layer_types``).
+PER_LAYER_LISTS = frozenset(frozenset({w, t}) for w in ("attn", "layer") for t in ("type", "types"))
+# Words that, beside ``ffn``, name which kind of FFN a model runs (``ffn_layer``, ``mlp_type``),
+# and words of such a value that name a mixture of experts.
+FFN_KIND = frozenset({"layer", "type", "kind", "class", "cls", "impl", "variant"})
+MOE_WORDS = frozenset({"moe", "expert", "sparse", "switch", "mixture", "routed"})
 # Bounds a person holds a reading to.
 MAX_LAYERS = 1000
 # A head dim derived from an ambiguous width (width / heads) must look like one.
@@ -357,6 +387,24 @@ def meaning(key: str, exact: bool = True) -> Meaning | None:
 # own (a distillation's ``student_overrides``, a draft model): only a key named with one of
 # these words inside another model's section is foreign.
 OTHER_MODELS = frozenset({"teacher", "student", "critic", "reward", "draft", "aux", "auxiliary"})
+
+
+ENCODER_WORDS = frozenset({"encoder", "enc"})
+
+
+def encoder_meaning(key: str) -> Meaning | None:
+    """What an encoder stack's key means for a model that is that stack alone (fairseq's
+    RoBERTa: ``encoder_embed_dim``, ``encoder_layers``, with no decoder): `meaning` with the
+    encoder word dropped; a key of any other stack (``vision``, ``audio`` …) means nothing."""
+    found = canonical(key)
+    if not any(w in ENCODER_WORDS for w in found):
+        return None
+    if any(w in FOREIGN and w not in ENCODER_WORDS for w in found):
+        return None
+    core = frozenset(
+        w for w in found if w not in NEUTRAL and w not in QUALIFIERS and w not in ENCODER_WORDS
+    )
+    return PATTERNS.get(core)
 
 
 def foreign(key: str) -> bool:

@@ -14,7 +14,6 @@ The file is JSON, one entry per line, sorted, so that it diffs well in review.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING
 from shapelint.core.limits import too_deep
 from shapelint.core.model import Finding
 from shapelint.core.source import LineIndex
-from shapelint.core.text import one_line, shown_path
+from shapelint.core.text import json_value, one_line, shown_path
 
 if TYPE_CHECKING:
     from shapelint.rules.base import Rule
@@ -38,12 +37,7 @@ class BaselineError(Exception):
     """A baseline file that cannot be read or is not a shapelint baseline (exit 2)."""
 
 
-def _plain(value: object) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
+_plain = json_value
 
 
 def _value_key(value: object) -> str:

@@ -7,11 +7,10 @@ shipped schema (`shapelint.report.schemas`); field names never change within a v
 from __future__ import annotations
 
 import json
-import math
 from typing import Any, TextIO
 
 from shapelint.core.model import Finding, ModelConfig
-from shapelint.core.text import shown_path
+from shapelint.core.text import json_value, shown_path
 from shapelint.engine.results import LintResult
 from shapelint.report import ReportContext
 from shapelint.report.schemas import VERSIONS, stamped
@@ -20,13 +19,7 @@ from shapelint.report.text import message_with_estimate
 VERSION = VERSIONS["check"]
 
 
-def _plain(value: object) -> object:
-    """A JSON-safe form of a config value (NaN/inf as strings, never invalid JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
+_plain = json_value
 
 
 def finding_json(f: Finding) -> dict[str, Any]:

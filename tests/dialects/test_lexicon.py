@@ -325,13 +325,34 @@ def test_a_model_no_dialect_reads(text: str) -> None:
     assert config.get(Dim.HEAD_DIM).key.endswith(("DIMS_PER_HEAD", "dims_per_head"))
 
 
-def test_heads_times_head_dim_must_make_the_width() -> None:
-    # paxml's TransformerLmSpmdAdafactor asserts MODEL_DIMS == NUM_HEADS * DIMS_PER_HEAD
-    # (model_params.py:619-625 at b397693f): 16 × 128 ≠ 1024 leaves the head dim unknown.
-    (config,) = configs_of(PAX_LIKE.replace("MODEL_DIMS: 2048", "MODEL_DIMS: 1024"), "yaml")
-    head_dim = config.get(Dim.HEAD_DIM)
-    assert head_dim is not None and not head_dim.known
-    assert config.int(Dim.HIDDEN) == 1024 and config.int(Dim.HEADS) == 16
+def test_a_stated_head_dim_stands_where_heads_times_head_dim_is_not_the_width() -> None:
+    # Gemma 7B: 16 heads of 256 beside a width of 3072 (gemma/gm/nn/_gemma.py and flax
+    # examples/gemma/transformer_cfg.py:335-345 at 18f8f311). A key named for the head dim
+    # states it; the product is not a check a person makes of a stated head dim (it held
+    # this reading's other keys hostage: the FFN and vocabulary stayed unknown).
+    text = (
+        "num_layers: 28\nnum_embed: 256128\nembed_dim: 3072\nhidden_dim: 24576\n"
+        "num_heads: 16\nhead_dim: 256\nnum_kv_heads: 16\n"
+    )
+    (config,) = configs_of(text, "yaml")
+    got = dims(config)
+    assert {k: got.get(k) for k in ("hidden", "heads", "head_dim", "ffn", "vocab")} == {
+        "hidden": 3072,
+        "heads": 16,
+        "head_dim": 256,
+        "ffn": 24576,
+        "vocab": 256128,
+    }
+
+
+def test_an_ambiguous_head_size_must_make_the_width() -> None:
+    # grok-1's key_size (Haiku: the per-head size of queries and keys) is ambiguous: read as
+    # the head dim only when heads × key_size is the width.
+    text = "emb_size: 6144\nnum_q_heads: 48\nnum_kv_heads: 8\nkey_size: 96\nnum_layers: 64\n"
+    (config,) = configs_of(text, "yaml")
+    assert config.int(Dim.HEAD_DIM) != 96
+    (config,) = configs_of(text.replace("key_size: 96", "key_size: 128"), "yaml")
+    assert config.int(Dim.HEAD_DIM) == 128
 
 
 def test_an_ffn_narrower_than_the_width_stays_unknown() -> None:
@@ -384,15 +405,16 @@ class Gemma2_2B(Transformer):
 def test_gemma_class_num_embed_is_the_vocabulary() -> None:
     (config,) = configs_of(GEMMA_CLASS, "python", "gemma.py")
     assert config.name == "Gemma2_2B"
-    assert {k: v for k, v in dims(config).items() if k != "head_dim"} == {
+    assert dims(config) == {
         "hidden": 2304,
         "vocab": 256128,
         "ffn": 9216,
         "heads": 8,
         "kv_heads": 4,
+        # 8 × 256 ≠ 2304, and Gemma 2 2B's head dim is 256 all the same (its query
+        # projection is 2048 wide): a head dim its key names stands.
+        "head_dim": 256,
     }
-    # 8 × 256 ≠ 2304: the check a person makes leaves the head dim unknown (not derived).
-    assert config.int(Dim.HEAD_DIM) is None and Dim.HEAD_DIM in config.dims
 
 
 # google/flax examples/lm1b: flax's qkv_dim is the total attention width.
