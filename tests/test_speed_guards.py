@@ -162,7 +162,9 @@ def test_one_json_no_cache_imports_only_what_it_uses(tmp_path: Path) -> None:
     # Only the subcommand's own module is imported: suggest, explain and gemm are not.
     assert "shapelint.cli.suggest" not in modules
     assert not [
-        m for m in modules if m.startswith(("shapelint.perf.search", "shapelint.cli.explain"))
+        m
+        for m in modules
+        if m.startswith(("shapelint.perf.search", "shapelint.perf.space", "shapelint.cli.explain"))
     ]
     assert "shapelint.cli.gemm" not in modules
     assert "shapelint.engine.baseline" not in modules
