@@ -190,14 +190,17 @@ def gradient_bytes(dtype: str) -> int:
     return 2 if dtype == "fp16" else 4
 
 
-@dataclass
 class _Adder:
     """Collects the `CommOp` of one micro-batch: each call places a collective on its link
-    (NVLink or the network), skipping those with no link, no calls or no bytes."""
+    (NVLink or the network), skipping those with no link, no calls or no bytes. (A plain
+    class: a dataclass costs its module's import time, on every run.)"""
 
-    gpu: GPU
-    per_node: int | None
-    ops: list[CommOp]
+    __slots__ = ("gpu", "ops", "per_node")
+
+    def __init__(self, gpu: GPU, per_node: int | None) -> None:
+        self.gpu = gpu
+        self.per_node = per_node
+        self.ops: list[CommOp] = []
 
     def __call__(
         self,
@@ -256,7 +259,7 @@ def step_comms(
     e = activation_bytes(target.dtype)
     t, cp, pp = shape.t, max(1, target.cp), max(1, target.pp)
     dp, ep = max(1, target.data_parallel), max(1, target.ep)
-    add = _Adder(target.gpu, gpus_per_node(target), [])
+    add = _Adder(target.gpu, gpus_per_node(target))
     activation = shape.tokens * h * e  # one hidden-sized activation of the micro-batch
     if t > 1:
         _tp_comms(add, target, windows, overlap, t, n_layers, activation)

@@ -38,7 +38,6 @@ from shapelint.perf.workload import (
     ATTENTION_OPS,
     LayerPlan,
     Pass,
-    StepShape,
     layer_plan,
     micro_batches,
     recomputed_count,
@@ -137,39 +136,43 @@ def parameter_count(config: ModelConfig) -> int | None:
     return layers * (attn + 4 * h) + dense + moe + 2 * (v or 0) * h
 
 
-@dataclass(frozen=True)
 class _Step:
     """What sizes the memory-bound ops of one step of a config on one GPU of a target: its
     dims, this stage's layers, the bytes per activation element, and the elements of the
-    activations the ops stream (this GPU's tensor-parallel share)."""
+    activations the ops stream (this GPU's tensor-parallel share). (Plain classes here: a
+    dataclass costs its module's import time, on every run.)"""
 
-    config: ModelConfig
-    target: Target
-    plan: LayerPlan
-    shape: StepShape
-    h: int
-    a: int
-    d: int
-    g: int
-    n_layers: int
-    e: int
-    fused: frozenset[str]
-    gated: bool
-    train: bool
-    hidden: float
-    ffn: float
-    expert_ffn: float
-    qk: float
+    def __init__(
+        self, config: ModelConfig, target: Target, plan: LayerPlan, layers: int, h: int, a: int
+    ) -> None:
+        self.config, self.target, self.plan, self.h, self.a = config, target, plan, h, a
+        self.d = d = config.int(Dim.HEAD_DIM) or h // a
+        self.g = g = config.int(Dim.KV_HEADS) or a
+        self.gated = config.gated_mlp is True
+        self.fused = fusions(target.fused)
+        self.train = target.mode == "train"
+        self.shape = shape = step_shape(target, layers)
+        t, tokens = shape.t, shape.tokens
+        self.n_layers = shape.count(layers)
+        self.e = activation_bytes(target.dtype)
+        self.hidden = tokens * h / t  # elements of one hidden-sized activation on this GPU
+        # MLP activations: dense layers at the FFN width; MoE layers at the expert width for
+        # each token's top-k experts and the shared ones.
+        self.ffn = tokens * plan.ffn / t
+        self.expert_ffn = tokens * (plan.top_k + plan.shared_experts) * plan.moe_ffn / t
+        # Rotary touches queries and keys (MLA: only the rope part, the key's shared by heads).
+        heads_roped = (a + 1) * plan.rope_head_dim if plan.mla else (a + g) * d
+        self.qk = tokens * heads_roped / t
 
 
-@dataclass(frozen=True)
 class _Adder:
     """Appends an op's passes to ``ops``: the forward; in training the backward, and the
     recomputed forward where the layers are checkpointed."""
 
-    ops: list[MemOp]
-    train: bool
-    recompute: str
+    __slots__ = ("ops", "recompute", "train")
+
+    def __init__(self, ops: list[MemOp], train: bool, recompute: str) -> None:
+        self.ops, self.train, self.recompute = ops, train, recompute
 
     def __call__(
         self,
@@ -212,40 +215,13 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
     plan = layer_plan(config)
     if plan is None:
         return []
-    d = config.int(Dim.HEAD_DIM) or h // a
-    g = config.int(Dim.KV_HEADS) or a
-    train = target.mode == "train"
-    shape = step_shape(target, layers)
-    t, tokens = shape.t, shape.tokens
-    # MLP activations: dense layers at the FFN width; MoE layers at the expert width for each
-    # token's top-k experts and the shared ones.
-    # Rotary touches queries and keys (MLA: only the rope part, the key's shared by heads).
-    heads_roped = (a + 1) * plan.rope_head_dim if plan.mla else (a + g) * d
-    st = _Step(
-        config=config,
-        target=target,
-        plan=plan,
-        shape=shape,
-        h=h,
-        a=a,
-        d=d,
-        g=g,
-        n_layers=shape.count(layers),
-        e=activation_bytes(target.dtype),
-        fused=fusions(target.fused),
-        gated=config.gated_mlp is True,
-        train=train,
-        hidden=tokens * h / t,  # elements of one hidden-sized activation on this GPU
-        ffn=tokens * plan.ffn / t,
-        expert_ffn=tokens * (plan.top_k + plan.shared_experts) * plan.moe_ffn / t,
-        qk=tokens * heads_roped / t,
-    )
+    st = _Step(config, target, plan, layers, h, a)
     ops: list[MemOp] = []
-    add = _Adder(ops, train, target.recompute)
+    add = _Adder(ops, st.train, target.recompute)
     _layer_memops(st, add)
     _vocab_memops(st, ops, add)
     _fp8_cast_memops(st, ops)
-    if train:
+    if st.train:
         _training_memops(st, ops)
     return ops
 
