@@ -183,6 +183,7 @@ def test_one_json_no_cache_imports_only_what_it_uses(tmp_path: Path) -> None:
     # LitGPT's Python loops (and the Python evaluator) are for Python files only.
     assert not [m for m in modules if m.startswith("shapelint.readers.python")]
     assert "shapelint.dialects.litgpt_loops" not in modules
+    assert "shapelint.dialects.litgpt_loop_values" not in modules
 
 
 def test_settings_file_is_parsed_only_when_present(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ from shapelint.dialects import (
     torchtune,
 )
 from shapelint.dialects.common import Dialect, KeyAliases, head_dim_split, looks_like_model
-from shapelint.dialects.common import resolve as resolve_key
+from shapelint.dialects.lookup import resolve as resolve_key
 from shapelint.readers import hooks as reader_hooks
 
 # Ordered: most specific evidence first.

@@ -18,11 +18,11 @@ from shapelint.core.source import Candidate, Document
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
-    child,
     set_dtype_from_flags,
     settle_dims,
     training_config,
 )
+from shapelint.dialects.lookup import child
 
 NAME = "axolotl"
 

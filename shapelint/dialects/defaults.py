@@ -13,7 +13,8 @@ guessed: the dim stays absent.
 from __future__ import annotations
 
 from shapelint.core.model import Derivation, Dim, Value
-from shapelint.dialects.common import Builder, derived
+from shapelint.dialects.common import Builder
+from shapelint.dialects.lookup import derived
 
 
 def anchor(b: Builder, *keys: str) -> Value:

@@ -25,13 +25,12 @@ from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
-    child,
-    derived,
     dtype_value,
     mpt_ffn,
     settle_dims,
     training_config,
 )
+from shapelint.dialects.lookup import child, derived
 
 NAME = "llm-foundry"
 # Composer runs the step: PyTorch FSDP, eager (the whole-step calibration's reference runs).

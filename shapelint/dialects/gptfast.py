@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Traits
 from shapelint.core.source import Candidate, Document
-from shapelint.dialects.common import Builder, KeyAliases, derived, looks_like_model, round_up
+from shapelint.dialects.common import Builder, KeyAliases, looks_like_model, round_up
 from shapelint.dialects.defaults import anchor, take_or_default
+from shapelint.dialects.lookup import derived
 
 NAME = "gpt-fast"
 # ``block_size`` is the model's maximum context, not a run's sequence length.

@@ -47,16 +47,9 @@ from __future__ import annotations
 from shapelint.core.arith import round_up
 from shapelint.core.model import Derivation, Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    child,
-    derived,
-    dtype_value,
-    find,
-    training_config,
-)
+from shapelint.dialects.common import Builder, KeyAliases, dtype_value, training_config
 from shapelint.dialects.defaults import default
+from shapelint.dialects.lookup import child, derived, find
 
 NAME = "internlm"
 FRAMEWORK = "InternLM"

@@ -50,8 +50,9 @@ from dataclasses import replace
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
-from shapelint.dialects.common import Builder, KeyAliases, child, derived
+from shapelint.dialects.common import Builder, KeyAliases
 from shapelint.dialects.defaults import default
+from shapelint.dialects.lookup import child, derived
 
 NAME = "levanter"
 # A JAX/XLA program: the step is compiled by XLA.

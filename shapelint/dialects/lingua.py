@@ -36,16 +36,9 @@ from __future__ import annotations
 
 from shapelint.core.model import Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Mapping
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    child,
-    derived,
-    dtype_value,
-    llama_ffn,
-    recurrent_only,
-)
+from shapelint.dialects.common import Builder, KeyAliases, dtype_value, llama_ffn
 from shapelint.dialects.defaults import default
+from shapelint.dialects.lookup import child, derived, recurrent_only
 
 NAME = "lingua"
 FRAMEWORK = "lingua"

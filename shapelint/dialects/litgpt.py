@@ -33,15 +33,9 @@ from typing import TYPE_CHECKING
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    derived,
-    find,
-    mla_head_dim,
-    round_up,
-)
+from shapelint.dialects.common import Builder, KeyAliases, mla_head_dim, round_up
 from shapelint.dialects.defaults import anchor, take_or_default
+from shapelint.dialects.lookup import derived, find
 from shapelint.readers.hooks import ModuleHook, PythonHost, ReaderHooks
 
 if TYPE_CHECKING:

@@ -10,24 +10,24 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from shapelint.core.source import Candidate, Entry, Mapping, Node, Scalar, Sequence, Span
+from shapelint.core.source import Candidate, Mapping, Scalar
+from shapelint.dialects.litgpt_loop_values import (
+    Assignment,
+    LoopScope,
+    LoopValues,
+    set_path,
+    subscript_path,
+)
 from shapelint.readers.hooks import PythonHost
 from shapelint.readers.python.evaluate import (
-    MAX_DEPTH,
-    MAX_STRING,
     Folded,
-    format_fields,
-    fstring_text,
     has_placeholder,
-    joined,
     string_value,
 )
-from shapelint.readers.python.scope import referenced_names, suite_blocks
+from shapelint.readers.python.scope import suite_blocks
 from shapelint.readers.python.values import is_dict_expression
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping as AbcMapping
-
     import libcst as cst
 
 # ---- Python source: the name-variant loops of ``litgpt/config.py`` -------------------------
@@ -67,15 +67,6 @@ class _Template:
 
 
 @dataclass(frozen=True)
-class _Assignment:
-    """``copy["a"]["b"] = value`` in a variant loop: the key path, its last key, the value."""
-
-    path: tuple[str, ...]
-    key: cst.BaseExpression
-    value: cst.BaseExpression
-
-
-@dataclass(frozen=True)
 class _Loop:
     """A recognized variant loop: what it iterates and what each iteration assigns.
 
@@ -87,21 +78,9 @@ class _Loop:
     template_var: str
     copy_var: str
     levels: tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None, ...]
-    assignments: tuple[_Assignment, ...]
+    assignments: tuple[Assignment, ...]
     bound: frozenset[str]
     read: frozenset[str]
-
-
-@dataclass(frozen=True)
-class _LoopScope:
-    """What a string expression in a variant loop may read in one iteration."""
-
-    strings: AbcMapping[str, str]
-    template_var: str
-    template: Mapping
-    copy_var: str
-    copy: Mapping
-    env: AbcMapping[str, Folded]
 
 
 class VariantLoops:
@@ -271,12 +250,12 @@ class VariantLoops:
         for template, strings in iterations:
             assert template is not None
             root = template.candidate.root
-            scope = _LoopScope(strings, plan.template_var, root, plan.copy_var, root, outside)
+            scope = LoopScope(strings, plan.template_var, root, plan.copy_var, root, outside)
             for assignment in plan.assignments:
-                value = _LoopValues(self.host).value(assignment, replace(scope, copy=root), shared)
+                value = LoopValues(self.host).value(assignment, replace(scope, copy=root), shared)
                 if value is None:
                     return frozenset()
-                changed = _set_path(root, assignment.path, value, self.host.span(assignment.key))
+                changed = set_path(root, assignment.path, value, self.host.span(assignment.key))
                 if changed is None:
                     return frozenset()
                 root = changed
@@ -358,14 +337,14 @@ class VariantLoops:
             read.add(source)
         elif source != template_var:
             return None
-        assignments: list[_Assignment] = []
+        assignments: list[Assignment] = []
         for small in body[1:-1]:
             if not isinstance(small, cst.Assign) or len(small.targets) != 1:
                 return None
-            path = _subscript_path(small.targets[0].target, copy_var)
+            path = subscript_path(small.targets[0].target, copy_var)
             if path is None or (copier is None and len(path[0]) > 1):
                 return None  # a shallow copy shares its nested dicts with the template
-            assignments.append(_Assignment(path[0], path[1], small.value))
+            assignments.append(Assignment(path[0], path[1], small.value))
         # Every name the loop binds or reads must be distinct, and the loop must not rebind the
         # ``deepcopy`` it calls or the list it appends to.
         names_used = [*bound, copy_var] + ([] if template_var in bound else [template_var])
@@ -389,111 +368,6 @@ class VariantLoops:
             # A name the loop rebinds (``for xs in xs``) is no longer the list afterwards.
             read=frozenset(read) - {*bound, copy_var},
         )
-
-
-class _LoopValues:
-    """The values the assignments of one variant-loop iteration set."""
-
-    def __init__(self, host: PythonHost) -> None:
-        self.host = host
-
-    def value(self, assignment: _Assignment, scope: _LoopScope, shared: bool) -> Node | None:
-        """The node an assignment of a variant loop sets: a string built from the template and
-        the loop variables (at the template entry's span), or a literal (at its own span)."""
-        expr = assignment.value
-        loop_names = {*scope.strings, scope.template_var, scope.copy_var}
-        if referenced_names(expr) & loop_names:
-            value = self.string(expr, scope, 0)
-            if value is None:
-                return None
-            # The template's entry is where the value is written (a finding on it is one
-            # finding for every variant); its text is kept as the expression it came from.
-            old = _lookup(scope.template, assignment.path)
-            span = old.span if isinstance(old, Scalar) else self.host.span(expr)
-            return Scalar(value, span, expression=self.host.text[span.start : span.end])
-        node = self.host.node(expr, dict(scope.env), 0)
-        if not _all_known(node):
-            return None
-        return _mark_shared(node) if shared else node
-
-    def string(self, expr: cst.BaseExpression, scope: _LoopScope, depth: int) -> str | None:
-        """A string a variant loop computes, or None when it is not certain."""
-        import libcst as cst
-
-        if depth > MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.SimpleString):
-            return string_value(expr)
-        if isinstance(expr, cst.ConcatenatedString):
-            left = self.string(expr.left, scope, depth + 1)
-            right = self.string(expr.right, scope, depth + 1)
-            return joined(left, right)
-        if isinstance(expr, cst.FormattedString):
-            return self.fstring(expr, scope, depth)
-        if isinstance(expr, cst.Name):
-            if expr.value in scope.strings:
-                return scope.strings[expr.value]
-            bound = scope.env.get(expr.value)
-            return bound.value if bound is not None and isinstance(bound.value, str) else None
-        if isinstance(expr, cst.Subscript):
-            for var, root in ((scope.template_var, scope.template), (scope.copy_var, scope.copy)):
-                path = _subscript_path(expr, var)
-                if path is not None:
-                    found = _lookup(root, path[0])
-                    if isinstance(found, Scalar) and found.known and isinstance(found.value, str):
-                        return found.value
-                    return None
-            return None
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-            left = self.string(expr.left, scope, depth + 1)
-            right = self.string(expr.right, scope, depth + 1)
-            return joined(left, right)
-        if (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
-            and expr.func.attr.value == "format"
-        ):
-            template = self.string(expr.func.value, scope, depth + 1)
-            if template is None:
-                return None
-            positional: list[str] = []
-            keywords: dict[str, str] = {}
-            for arg in expr.args:
-                if arg.star:
-                    return None
-                value = self.string(arg.value, scope, depth + 1)
-                if value is None:
-                    return None
-                if arg.keyword is None:
-                    positional.append(value)
-                else:
-                    keywords[arg.keyword.value] = value
-            return format_fields(template, positional, keywords)
-        return None
-
-    def fstring(self, expr: cst.FormattedString, scope: _LoopScope, depth: int) -> str | None:
-        """An f-string whose fields are plain string expressions (no ``!r``, ``:spec``, ``=``)."""
-        import libcst as cst
-
-        prefix = expr.prefix.lower().replace("f", "")
-        out: list[str] = []
-        for part in expr.parts:
-            if isinstance(part, cst.FormattedStringText):
-                text = fstring_text(part.value, prefix, expr.end)
-            elif (
-                isinstance(part, cst.FormattedStringExpression)
-                and part.conversion is None
-                and part.format_spec is None
-                and part.equal is None
-            ):
-                text = self.string(part.expression, scope, depth + 1)
-            else:
-                return None
-            if text is None:
-                return None
-            out.append(text)
-        result = "".join(out)
-        return result if len(result) <= MAX_STRING else None
 
 
 def _copy_statement(
@@ -643,83 +517,3 @@ def _appended(small: cst.BaseSmallStatement) -> tuple[str, str] | None:
     ):
         return None
     return call.func.value.value, call.args[0].value.value
-
-
-def _subscript_path(
-    expr: cst.BaseExpression, var: str
-) -> tuple[tuple[str, ...], cst.BaseExpression] | None:
-    """``var["a"]["b"]``: the key path ``("a", "b")`` and the last key's node."""
-    import libcst as cst
-
-    keys: list[str] = []
-    last: cst.BaseExpression | None = None
-    node = expr
-    while isinstance(node, cst.Subscript):
-        if len(node.slice) != 1:
-            return None
-        index = node.slice[0].slice
-        if not isinstance(index, cst.Index) or index.star is not None:
-            return None
-        key = string_value(index.value)
-        if key is None:
-            return None
-        keys.append(key)
-        if last is None:
-            last = index.value
-        node = node.value
-    if not isinstance(node, cst.Name) or node.value != var or last is None:
-        return None
-    return tuple(reversed(keys)), last
-
-
-def _lookup(root: Mapping, path: tuple[str, ...]) -> Node | None:
-    node: Node | None = root
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _set_path(root: Mapping, path: tuple[str, ...], value: Node, key_span: Span) -> Mapping | None:
-    """``root`` with ``root[path] = value`` (the last entry of a repeated key is Python's); None
-    where Python would raise (a missing or non-dict parent)."""
-    key = path[0]
-    index = next(
-        (i for i in range(len(root.entries) - 1, -1, -1) if root.entries[i].key == key), None
-    )
-    entries = list(root.entries)
-    if len(path) == 1:
-        if index is None:
-            entries.append(Entry(key, key_span, value))
-        else:
-            entries[index] = Entry(key, entries[index].key_span, value)
-    else:
-        if index is None:
-            return None
-        child = entries[index].value
-        if not isinstance(child, Mapping):
-            return None
-        changed = _set_path(child, path[1:], value, key_span)
-        if changed is None:
-            return None
-        entries[index] = Entry(key, entries[index].key_span, changed)
-    return Mapping(tuple(entries), root.span, root.shared)
-
-
-def _all_known(node: Node) -> bool:
-    if isinstance(node, Scalar):
-        return node.known
-    if isinstance(node, Mapping):
-        return all(_all_known(e.value) for e in node.entries)
-    return all(_all_known(item) for item in node.items)
-
-
-def _mark_shared(node: Node) -> Node:
-    """The node with every value marked shared (editing it changes every config that has it)."""
-    if isinstance(node, Scalar):
-        return replace(node, shared=True)
-    if isinstance(node, Mapping):
-        entries = tuple(Entry(e.key, e.key_span, _mark_shared(e.value)) for e in node.entries)
-        return Mapping(entries, node.span, shared=True)
-    return Sequence(tuple(_mark_shared(item) for item in node.items), node.span, shared=True)

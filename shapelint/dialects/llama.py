@@ -27,12 +27,12 @@ from shapelint.core.source import Candidate, Document
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
-    derived,
     llama_ffn,
     looks_like_model,
     mla_head_dim,
     sliding_window,
 )
+from shapelint.dialects.lookup import derived
 
 NAME = "llama-params"
 

@@ -33,15 +33,8 @@ import math
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Scalar, Sequence
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    child,
-    derived,
-    dtype_value,
-    settle_dims,
-    training_config,
-)
+from shapelint.dialects.common import Builder, KeyAliases, dtype_value, settle_dims, training_config
+from shapelint.dialects.lookup import child, derived
 
 NAME = "maxtext"
 # A JAX/XLA program: the step is compiled by XLA.

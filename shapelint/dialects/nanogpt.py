@@ -33,15 +33,9 @@ from __future__ import annotations
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Mapping
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    child,
-    derived,
-    find,
-    looks_like_model,
-)
+from shapelint.dialects.common import Builder, KeyAliases, looks_like_model
 from shapelint.dialects.defaults import anchor, default, take_or_default
+from shapelint.dialects.lookup import child, derived, find
 
 NAME = "nanogpt"
 FRAMEWORK = "nanoGPT"

@@ -25,12 +25,12 @@ from shapelint.core.source import Candidate, Document, Mapping
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
-    derived,
     dtype_value,
     round_up,
     settle_dims,
     training_config,
 )
+from shapelint.dialects.lookup import derived
 
 NAME = "nanotron"
 ENGINES = ("nanotron",)  # a nanotron config runs on nanotron

@@ -43,17 +43,14 @@ from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
-    child,
-    derived,
     dtype_value,
-    resolve,
     round_up,
-    settle,
     settle_dims,
     take_interleaving,
     take_recompute,
     training_config,
 )
+from shapelint.dialects.lookup import child, derived, resolve, settle
 
 NAME = "nemo"
 # NeMo trains on Megatron-core, whose MLP applies its own activation between two Transformer

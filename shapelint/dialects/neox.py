@@ -48,15 +48,13 @@ from shapelint.core.source import Candidate, Document, Scalar, Sequence
 from shapelint.dialects.common import (
     Builder,
     KeyAliases,
-    child,
-    derived,
     dtype_value,
-    normalize_key,
     round_up,
     set_dtype_from_flags,
     settle_dims,
     training_config,
 )
+from shapelint.dialects.lookup import child, derived, normalize_key
 
 NAME = "gpt-neox"
 

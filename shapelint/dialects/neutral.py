@@ -20,7 +20,8 @@ from dataclasses import replace
 from shapelint.core.model import ModelConfig
 from shapelint.core.source import Candidate, Document, Mapping, Node, Sequence
 from shapelint.dialects import hf
-from shapelint.dialects.common import KeyAliases, normalize_key
+from shapelint.dialects.common import KeyAliases
+from shapelint.dialects.lookup import normalize_key
 
 NAME = "hf"
 MAX_DEPTH = 8

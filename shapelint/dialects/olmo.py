@@ -37,16 +37,9 @@ from collections.abc import Callable
 
 from shapelint.core.model import Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    child,
-    derived,
-    dtype_value,
-    settle_dims,
-    training_config,
-)
+from shapelint.dialects.common import Builder, KeyAliases, dtype_value, settle_dims, training_config
 from shapelint.dialects.defaults import anchor, default
+from shapelint.dialects.lookup import child, derived
 
 NAME = "olmo"
 

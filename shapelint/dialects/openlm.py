@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document
-from shapelint.dialects.common import Builder, KeyAliases, child, derived, round_up
+from shapelint.dialects.common import Builder, KeyAliases, round_up
 from shapelint.dialects.defaults import default
+from shapelint.dialects.lookup import child, derived
 
 NAME = "open_lm"
 FRAMEWORK = "OpenLM"

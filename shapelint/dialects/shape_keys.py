@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from shapelint.core.model import Dim
 from shapelint.core.source import Document, Mapping, Node, Scalar, Sequence, Span
-from shapelint.dialects import lexicon
+from shapelint.dialects import lexicon_words
 from shapelint.dialects.common import SENTINEL_KINDS, ZERO_UNSET, KeyAliases
 
 _KEY = re.compile(r"""(?<![\w.$-])["']?(-{0,2}[A-Za-z_][\w-]*)["']?\s*[:=](?!=)""")
@@ -43,7 +43,7 @@ def key_dims(name: str, extra_keys: KeyAliases | None = None) -> tuple[Dim, ...]
     for mapped, names in (extra_keys or {}).items():
         if any(normalize(n.rsplit(".", 1)[-1]) == normalize(last) for n in names):
             return (mapped,)
-    found = lexicon.meaning(last)
+    found = lexicon_words.meaning(last)
     if found is None:
         return ()
     return tuple(r for r in found.roles if isinstance(r, Dim))
@@ -63,10 +63,10 @@ def _in_text(name: str, extra_keys: KeyAliases | None) -> bool:
         for n in v
     ):
         return True
-    found = lexicon.meaning(name)
+    found = lexicon_words.meaning(name)
     if found is None or not any(isinstance(r, Dim) for r in found.roles):
         return False
-    if normalize(name).lower() in lexicon.EXACT:
+    if normalize(name).lower() in lexicon_words.EXACT:
         return True
     # Two or more words, and either sure or torn between dims (``hidden_dim``); a name that
     # only may be one dim (``num_blocks``, ``filter_size``) needs its value to count.
@@ -185,7 +185,7 @@ def _walk(
                 evidence, core = _strength(key, dims, extra_keys)
                 alternatives = dims if len(dims) > 1 or not evidence else ()
                 yield ShapeKey(path, dim, key_span, unknown, alternatives, evidence, core)
-        if not index and not extra_keys and lexicon.foreign(key):
+        if not index and not extra_keys and lexicon_words.foreign(key):
             continue  # a vision tower, a U-Net, a p-tuning encoder: not the model's keys
         yield from _walk(value, path, extra_keys, depth + 1, sentinels, zeros)
 
@@ -199,10 +199,10 @@ def _strength(key: str, dims: tuple[Dim, ...], extra_keys: KeyAliases | None) ->
         for n in v
     ):
         return True, dims[0] in CORE
-    found = lexicon.meaning(last)
+    found = lexicon_words.meaning(last)
     if found is None:
         return False, False
-    exact = normalize(last).lower() in lexicon.EXACT
+    exact = normalize(last).lower() in lexicon_words.EXACT
     words = len(found.pattern.split())
     evidence = found.sure or words >= 2
     # A width, heads or layers named in two or more words with one meaning; an ambiguous key
@@ -217,7 +217,7 @@ def _states_size(key: str, value: Node, extra_keys: KeyAliases | None) -> bool:
     ``vocab: gpt2.json`` is a file); longer names count with any value, as before."""
     if not isinstance(value, Scalar) or not value.known:
         return True
-    found = lexicon.meaning(key.rsplit(".", 1)[-1])
+    found = lexicon_words.meaning(key.rsplit(".", 1)[-1])
     mapped = any(
         normalize(n.rsplit(".", 1)[-1]) == normalize(key)
         for v in (extra_keys or {}).values()

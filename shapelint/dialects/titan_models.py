@@ -46,14 +46,8 @@ import ast
 
 from shapelint.core.model import Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    child,
-    derived,
-    llama_ffn,
-    mla_head_dim,
-)
+from shapelint.dialects.common import Builder, KeyAliases, llama_ffn, mla_head_dim
+from shapelint.dialects.lookup import child, derived
 
 NAME = "torchtitan"
 ENGINES = ("torchtitan",)  # a torchtitan model runs on torchtitan

@@ -29,15 +29,8 @@ from dataclasses import replace
 
 from shapelint.core.model import Derivation, Dim, ModelConfig, Traits, Value
 from shapelint.core.source import Candidate, Document, Mapping
-from shapelint.dialects.common import (
-    Builder,
-    KeyAliases,
-    child,
-    derived,
-    dtype_value,
-    settle_dims,
-    training_config,
-)
+from shapelint.dialects.common import Builder, KeyAliases, dtype_value, settle_dims, training_config
+from shapelint.dialects.lookup import child, derived
 
 NAME = "torchtitan"
 ENGINES = ("torchtitan",)  # a torchtitan config runs on torchtitan

@@ -37,7 +37,8 @@ from dataclasses import replace
 from shapelint.core.model import Derivation, Dim, ModelConfig, Value
 from shapelint.core.source import Candidate, Document, Mapping, Scalar
 from shapelint.dialects import torchtune_builders
-from shapelint.dialects.common import Builder, KeyAliases, child, derived
+from shapelint.dialects.common import Builder, KeyAliases
+from shapelint.dialects.lookup import child, derived
 
 NAME = "torchtune"
 # The losses of torchtune's supervised recipes (full, LoRA and QAT fine-tuning, knowledge

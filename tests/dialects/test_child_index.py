@@ -1,11 +1,11 @@
-"""`common.child` (indexed per mapping) finds what a scan of the entries finds."""
+"""`lookup.child` (indexed per mapping) finds what a scan of the entries finds."""
 
 from __future__ import annotations
 
 import itertools
 
 from shapelint.core.source import Entry, Mapping, Scalar, Span
-from shapelint.dialects.common import child, normalize_key
+from shapelint.dialects.lookup import child, normalize_key
 
 SPAN = Span("f", 1, 1, 1, 1, 0, 0)
 

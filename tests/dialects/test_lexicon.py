@@ -14,7 +14,7 @@ import pytest
 from conftest import configs_of, parse_text
 
 from shapelint.core.model import Dim, ModelConfig
-from shapelint.dialects import hf, lexicon
+from shapelint.dialects import hf, lexicon, lexicon_words
 from shapelint.engine.options import LintOptions, TargetOptions
 from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
@@ -53,7 +53,7 @@ def dims(config: ModelConfig) -> dict[str, object]:
     ],
 )
 def test_words_of_a_key(key: str, words: tuple[str, ...]) -> None:
-    assert lexicon.words(key) == words
+    assert lexicon_words.words(key) == words
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_words_of_a_key(key: str, words: tuple[str, ...]) -> None:
     ],
 )
 def test_sure_meanings(key: str, dim: Dim) -> None:
-    found = lexicon.meaning(key)
+    found = lexicon_words.meaning(key)
     assert found is not None and found.sure and found.roles == (dim,)
 
 
@@ -102,7 +102,7 @@ def test_sure_meanings(key: str, dim: Dim) -> None:
     ],
 )
 def test_ambiguous_meanings(key: str, roles: tuple[Dim, ...]) -> None:
-    found = lexicon.meaning(key)
+    found = lexicon_words.meaning(key)
     assert found is not None and not found.sure and found.roles == roles
 
 
@@ -119,12 +119,12 @@ def test_ambiguous_meanings(key: str, roles: tuple[Dim, ...]) -> None:
     ],
 )
 def test_keys_that_mean_nothing_here(key: str) -> None:
-    assert lexicon.meaning(key) is None
+    assert lexicon_words.meaning(key) is None
 
 
 def test_flax_qkv_dim_is_the_total_attention_width() -> None:
-    found = lexicon.meaning("qkv_dim")
-    assert found is not None and found.roles == (lexicon.ATTENTION_WIDTH,)
+    found = lexicon_words.meaning("qkv_dim")
+    assert found is not None and found.roles == (lexicon_words.ATTENTION_WIDTH,)
 
 
 def _dialect_keys() -> list[tuple[str, Dim, str]]:
@@ -139,7 +139,7 @@ def _dialect_keys() -> list[tuple[str, Dim, str]]:
     tables.update(EXPERTS=hf.EXPERTS, TOP_K=hf.TOP_K, MOE_FFN=hf.MOE_FFN)
     out: list[tuple[str, Dim, str]] = []
     for path in sorted(root.glob("*.py")):
-        if path.stem in ("lexicon", "shape_keys"):
+        if path.stem in ("lexicon", "lexicon_reading", "lexicon_words", "shape_keys"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Call):
@@ -190,11 +190,11 @@ def test_the_dialect_key_scan_finds_the_known_tables() -> None:
 def test_the_lexicon_agrees_with_every_key_a_dialect_maps(module: str, dim: Dim, key: str) -> None:
     # Read by its words alone (no exact names): unplaced, or a meaning that includes the
     # dialect's dim. The one exception is a dialect's own knowledge of a shared name.
-    found = lexicon.meaning(key, exact=False)
+    found = lexicon_words.meaning(key, exact=False)
     if found is None:
         return
     roles = set(found.roles)
-    if lexicon.ATTENTION_WIDTH in roles:
+    if lexicon_words.ATTENTION_WIDTH in roles:
         roles.add(Dim.HEAD_DIM)
     # A padded vocabulary is a vocabulary; Megatron-core's moe FFN is an FFN width.
     related = {Dim.PADDED_VOCAB: Dim.VOCAB, Dim.MOE_FFN: Dim.FFN}
@@ -222,7 +222,7 @@ OLD_SHAPE_KEYS = {
     ("dim", "key"), [(d, k) for d, keys in OLD_SHAPE_KEYS.items() for k in keys.split()]
 )
 def test_every_old_shape_key_still_counts(dim: Dim, key: str) -> None:
-    found = lexicon.meaning(key)
+    found = lexicon_words.meaning(key)
     assert found is not None and dim in found.roles, key
 
 
@@ -535,8 +535,8 @@ def test_batch_like_keys() -> None:
     no += ["wi_tile_fwd_batch_seq", "reuse_example_batch", "batch_split_factor"]
     # NVIDIA/Megatron-LM: counts of micro-batches and their pipeline groups.
     no += ["num_microbatches", "microbatch_group_size_per_vp_stage"]
-    assert all(lexicon.is_batch_key(k) for k in yes)
-    assert not any(lexicon.is_batch_key(k) for k in no)
+    assert all(lexicon_words.is_batch_key(k) for k in yes)
+    assert not any(lexicon_words.is_batch_key(k) for k in no)
 
 
 def test_a_second_kind_of_layer_leaves_the_layer_count_unknown() -> None:

@@ -29,7 +29,8 @@ from shapelint.readers.python.evaluate import (
     fold,
     string_value,
 )
-from shapelint.readers.python.flow import FlowReader, Frame
+from shapelint.readers.python.flow import FlowReader
+from shapelint.readers.python.flow_values import Frame
 from shapelint.readers.python.inherit import (
     Binding,
     Function,
