@@ -12,6 +12,9 @@ of a pair, with the 25th-75th percentile spread. Python start-up is included on 
 The CPU-time ratio (user + system, workers included) is the same comparison, less sensitive
 to other load on the machine; several workers spend more CPU than one, for less wall time.
 
+``--compare PY`` runs the start-up and one-file cases with a second install too (``NAME@base``,
+in the same interleaved repetitions), so two versions' ratios come from one run.
+
 Cases:
   start        ``shapelint --version`` vs ``python -c pass``
   json/yaml/toml/python
@@ -41,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -289,6 +292,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="all-cores worker count")
     ap.add_argument("--only", help="comma-separated case-name prefixes to run")
     ap.add_argument("--out", default="bench_speed.json", help="JSON file of every sample")
+    ap.add_argument(
+        "--compare",
+        metavar="PY",
+        help="another interpreter with shapelint installed (a baseline): its runs of the "
+        "one-file and start-up cases are interleaved with the others as NAME@base",
+    )
     args = ap.parse_args(argv)
 
     py = str(Path(args.python).absolute())
@@ -419,6 +428,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only:
         prefixes = tuple(args.only.split(","))
         cases = [c for c in cases if c.name.startswith(prefixes)]
+    if args.compare:
+        # The same commands with the baseline's shapelint; the floor is its own interpreter's.
+        base_py = str(Path(args.compare).absolute())
+        base_script = Path(base_py).parent / "shapelint"
+        base_exe = [str(base_script)] if base_script.exists() else [base_py, "-m", "shapelint"]
+        cases += [
+            replace(
+                c,
+                name=f"{c.name}@base",
+                what=f"{c.what}, baseline",
+                command=[*base_exe, *c.command[len(exe) :]],
+                floor=[base_py, *c.floor[1:]],
+                samples=[],
+                floor_samples=[],
+                cpu=[],
+                floor_cpu=[],
+            )
+            for c in list(cases)
+            if c.prepare is None
+            and c.cwd is None
+            and c.floor is not None
+            and c.name in ("start", *KINDS.values())
+        ]
 
     model_rates: list[float] = []
     reps = max((c.reps for c in cases), default=0)

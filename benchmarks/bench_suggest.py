@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     from shapelint.cli.main import main as cli
     from shapelint.cli.suggest import ffn_follower, load
     from shapelint.engine.target import resolve_target
-    from shapelint.perf.search import SuggestOptions, search
+    from shapelint.perf.search import search
+    from shapelint.perf.space import SuggestOptions
     from shapelint.rules.candidates import validator, vocab_padding
 
     cli_args = ["suggest", args.config, *(x for g in gpus for x in ("--gpu", g))]

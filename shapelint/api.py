@@ -271,7 +271,7 @@ def suggest(
     """
     from shapelint.cli.common import UsageError
     from shapelint.cli.suggest import load_data, suggest_config
-    from shapelint.perf.search import KEEPABLE, SuggestOptions
+    from shapelint.perf.space import KEEPABLE, SuggestOptions
 
     kept = frozenset(keep) if not isinstance(keep, str) else frozenset((keep,))
     unknown = sorted(kept - set(KEEPABLE))

@@ -311,7 +311,7 @@ def test_failed_fix_is_reported_with_reason(
 
     rules = pipeline.config_rules()
     fake = SimpleNamespace(RULE=rule, EXAMPLES=[], check=check)
-    monkeypatch.setattr(pipeline, "config_rules", lambda: [*rules, fake])
+    monkeypatch.setattr(pipeline, "config_rules", lambda **_: [*rules, fake])
     path = tmp_path / "a.json"
     path.write_text(GPT2)
     code, out, err = run("--fix", str(path))

@@ -17,7 +17,16 @@ from shapelint.core.model import Dim, Finding, ModelConfig, Target
 from shapelint.engine.options import LintOptions
 from shapelint.engine.pipeline import lint_document
 from shapelint.hardware.gpus import lookup
-from shapelint.rules import REGISTRY, RULE_MODULES, SCOPES, config_rules, rules_of
+from shapelint.rules import (
+    REGISTRY,
+    RULE_MODULES,
+    SCOPES,
+    code_of,
+    config_rules,
+    needs_engines,
+    rules_of,
+    scope_of,
+)
 from shapelint.rules.base import Rule
 
 PACKAGE = Path(shapelint.__file__).parent
@@ -30,6 +39,19 @@ def test_the_registry_lists_every_rule_module_once() -> None:
     assert len(set(RULE_MODULES)) == len(RULE_MODULES) == len(REGISTRY)
     for name, module in zip(RULE_MODULES, REGISTRY.values(), strict=True):
         assert module.__name__ == f"shapelint.rules.{name}"
+
+
+def test_what_picks_a_rule_without_importing_it_matches_its_rule() -> None:
+    # The registry reads a rule's code from its module's name, and the engine picks the rules
+    # it runs by `scope_of` and `needs_engines` before importing them.
+    for name in RULE_MODULES:
+        rule = REGISTRY[code_of(name)].RULE
+        assert rule.code == code_of(name), name
+        assert rule.scope == scope_of(rule.code), name
+        assert rule.needs_engines == needs_engines(rule.code), name
+    engine_free = {m.RULE.code for m in config_rules(engines=False)}
+    assert engine_free == {m.RULE.code for m in config_rules() if not m.RULE.needs_engines}
+    assert "SL101" in engine_free and "SL301" not in engine_free
 
 
 def test_every_rule_has_the_hook_its_scope_calls() -> None:

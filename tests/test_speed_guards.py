@@ -66,6 +66,16 @@ def test_json_run_imports_no_libcst_yaml_or_jsonschema(tmp_path: Path) -> None:
     assert _heavy(modules, HEAVY) == []
     assert "shapelint.readers.yaml" not in modules
     assert "shapelint.readers.toml" not in modules
+    # Nor the shape search, nor the rules a JSON file's check does not run (the rule registry
+    # imports a rule when it is looked up): the YAML and duplicate-key problems' rules are
+    # named only when a reader reports one, unused ignores only when asked for.
+    assert not [
+        m for m in modules if m.startswith(("shapelint.perf.search", "shapelint.perf.space"))
+    ]
+    assert "shapelint.rules.sl101_vocab_padding" in modules
+    for rule in ("sl001_duplicate_key", "sl006_unsafe_yaml_tag", "sl007_yaml_alias_limit"):
+        assert f"shapelint.rules.{rule}" not in modules
+    assert "shapelint.rules.sl008_unused_ignore" not in modules
     # Package data is read from files, not through importlib.resources (~5 ms of imports).
     assert "importlib.resources" not in modules
 
@@ -150,7 +160,8 @@ def newly_imported(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
 # Standard-library modules a plain `check` of one JSON file has no use for: tomllib without a
 # settings file, pickle without the cache, difflib without an unknown name to suggest for,
 # tempfile without a baseline or a fix to write, pathlib anywhere (os.path does it).
-NOT_FOR_ONE_JSON = ("pathlib", "tomllib", "pickle", "difflib", "tempfile")
+# secrets (with hmac and hashlib) without a file to write.
+NOT_FOR_ONE_JSON = ("pathlib", "tomllib", "pickle", "difflib", "tempfile", "secrets", "hmac")
 
 
 def test_one_json_no_cache_imports_only_what_it_uses(tmp_path: Path) -> None:
@@ -162,7 +173,9 @@ def test_one_json_no_cache_imports_only_what_it_uses(tmp_path: Path) -> None:
     # Only the subcommand's own module is imported: suggest, explain and gemm are not.
     assert "shapelint.cli.suggest" not in modules
     assert not [
-        m for m in modules if m.startswith(("shapelint.perf.search", "shapelint.cli.explain"))
+        m
+        for m in modules
+        if m.startswith(("shapelint.perf.search", "shapelint.perf.space", "shapelint.cli.explain"))
     ]
     assert "shapelint.cli.gemm" not in modules
     assert "shapelint.engine.baseline" not in modules

@@ -26,7 +26,8 @@ from shapelint.core.model import Dim, Finding, ModelConfig, Severity, Target, Va
 from shapelint.core.source import Span
 from shapelint.hardware.gpus import load_table
 from shapelint.perf.estimate import step_time
-from shapelint.perf.search import GemmCache, SuggestOptions, search
+from shapelint.perf.search import GemmCache, search
+from shapelint.perf.space import SuggestOptions
 from shapelint.rules.base import Rule
 from shapelint.rules.candidates import checked_rules, validator
 

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from shapelint.hardware.engines import ENGINES, UnknownEngineError, all_default, lookup
-from shapelint.rules.engine_rules import rules_for
 
 
 class EngineAction(argparse.Action):
@@ -46,6 +45,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_engines(fmt: str, out: TextIO) -> int:
     """Print every engine: name, kind, version checked, where, aliases and SL3xx codes."""
+    # Here, not at the top: the ``--engine`` action above is loaded with every command line.
+    from shapelint.rules.engine_rules import rules_for
+
     defaults = set(all_default())
     rows: list[dict[str, Any]] = [
         {

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from shapelint.core.source import Document
     from shapelint.engine.options import LintOptions
     from shapelint.engine.reading import Snapshot
-    from shapelint.perf.search import Candidate, Shape, Suggestions, SuggestOptions
+    from shapelint.perf.search import Candidate, Suggestions
+    from shapelint.perf.space import Shape, SuggestOptions
 
 SUGGEST_CODE = "suggest"
 
@@ -43,7 +44,7 @@ def _tolerance(text: str) -> float:
 
 
 def _keep(text: str) -> frozenset[str]:
-    from shapelint.perf.search import KEEPABLE
+    from shapelint.perf.space import KEEPABLE
 
     names = {n.strip().lower().replace("-", "_") for n in text.split(",") if n.strip()}
     unknown = sorted(names - set(KEEPABLE))
@@ -251,7 +252,8 @@ def suggest_config(
     `UsageError`."""
     from shapelint.engine.target import resolve_target
     from shapelint.hardware.gpus import UnsupportedDtypeError
-    from shapelint.perf.search import SuggestError, search
+    from shapelint.perf.search import search
+    from shapelint.perf.space import SuggestError
     from shapelint.rules.candidates import (
         accepted_tp,
         checked_rules,
@@ -291,7 +293,7 @@ def suggest_config(
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``shapelint suggest``: search, print, and optionally apply one candidate."""
     from shapelint.cli.common import write_gpu_notes
-    from shapelint.perf.search import SuggestOptions
+    from shapelint.perf.space import SuggestOptions
 
     loaded = load(args)
     write_gpu_notes(loaded.options.gpus, err)

@@ -11,13 +11,15 @@ data is then validated and merged by `shapelint.hardware.gpus.load_table`.
 from __future__ import annotations
 
 from collections.abc import Mapping as MappingABC
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shapelint.core.source import Mapping, Node, Scalar, Sequence
 from shapelint.core.text import one_line, shown_path
 from shapelint.hardware import gpus
 from shapelint.hardware.gpus import GPUTable, GPUTableError
+
+if TYPE_CHECKING:  # pathlib (with urllib.parse) is not imported to look up a built-in GPU
+    from pathlib import Path
 
 
 def _plain(node: Node, label: str) -> Any:

@@ -30,7 +30,6 @@ from shapelint.core.source import Document, LineIndex, Problem, file_disables, s
 from shapelint.engine.discover import SourceFile
 from shapelint.engine.isolation import parse
 from shapelint.engine.options import LintOptions
-from shapelint.engine.presets import preset_configs
 from shapelint.engine.reading import read_failure, read_source
 from shapelint.engine.results import FileResult, Suppressed
 from shapelint.engine.selection import matches, selected, with_severity
@@ -109,7 +108,8 @@ def check_config(config: ModelConfig, options: LintOptions) -> list[Finding]:
     # A rule that needs engines is checked only against engines the config implies or the
     # user names.
     engine_free = not config.runs_on_engines and primary.engines == ()
-    for module in options.rules if options.rules is not None else config_rules():
+    chosen = options.rules if options.rules is not None else config_rules(engines=not engine_free)
+    for module in chosen:
         rule = module.RULE
         if not selected(rule.code, options, config.path):
             continue
@@ -192,7 +192,10 @@ def lint_document_suppressed(
     with _stage("the dialects that read its configs"):
         configs = dialects.extract(doc, options.extra_keys) if doc.ok else []
         if doc.ok and not configs:
-            # a file that names its model's preset instead of stating it (engine.presets)
+            # a file that names its model's preset instead of stating it (engine.presets,
+            # imported here: a file that states its shape needs none of the presets' tables)
+            from shapelint.engine.presets import preset_configs
+
             configs = preset_configs(doc, options.extra_keys)
         configs = [batch_understood(c, options) for c in configs]
     if doc.ok:

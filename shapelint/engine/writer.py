@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -172,6 +171,8 @@ def _sync(fd: int) -> None:
 def _create_temp(dir_fd: int, name: str) -> tuple[int, str]:
     """A new, private, empty temporary file beside ``name`` in the open directory ``dir_fd``."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
+    import secrets  # here: a lint that writes nothing need not import it (hmac, hashlib)
+
     for _ in range(100):
         tmp = f".{name[:100]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:

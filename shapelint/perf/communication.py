@@ -44,7 +44,9 @@ from shapelint.core.model import Dim, ModelConfig, Target
 from shapelint.hardware.gpus import GPU
 from shapelint.perf.ops import activation_bytes, parameter_count, sharded_optimizer
 from shapelint.perf.workload import (
+    LayerPlan,
     Pass,
+    StepShape,
     layer_plan,
     micro_batches,
     recomputed_count,
@@ -188,29 +190,20 @@ def gradient_bytes(dtype: str) -> int:
     return 2 if dtype == "fp16" else 4
 
 
-def step_comms(
-    config: ModelConfig, target: Target, windows: Windows, overlap: Overlap
-) -> list[CommOp]:
-    """The collectives of one micro-batch of ``config`` on one GPU of ``target`` (training
-    only; [] when the config cannot be timed or nothing is parallel)."""
-    if target.mode != "train":
-        return []
-    h = config.int(Dim.HIDDEN)
-    a = config.int(Dim.HEADS)
-    layers = config.int(Dim.LAYERS)
-    plan = layer_plan(config)
-    if h is None or a is None or layers is None or plan is None:
-        return []
-    gpu = target.gpu
-    per_node = gpus_per_node(target)
-    shape = step_shape(target, layers)
-    n_layers = shape.count(layers)
-    e = activation_bytes(target.dtype)
-    t, cp, pp = shape.t, max(1, target.cp), max(1, target.pp)
-    dp, ep = max(1, target.data_parallel), max(1, target.ep)
-    ops: list[CommOp] = []
+class _Adder:
+    """Collects the `CommOp` of one micro-batch: each call places a collective on its link
+    (NVLink or the network), skipping those with no link, no calls or no bytes. (A plain
+    class: a dataclass costs its module's import time, on every run.)"""
 
-    def add(
+    __slots__ = ("gpu", "ops", "per_node")
+
+    def __init__(self, gpu: GPU, per_node: int | None) -> None:
+        self.gpu = gpu
+        self.per_node = per_node
+        self.ops: list[CommOp] = []
+
+    def __call__(
+        self,
         name: str,
         pass_: Pass,
         collective: Collective,
@@ -225,11 +218,11 @@ def step_comms(
         note: str = "",
         wire: float | None = None,
     ) -> None:
-        link = group_link(gpu, per_node, group, stride, collective)
+        link = group_link(self.gpu, self.per_node, group, stride, collective)
         if link is None or count <= 0 or size <= 0:
             return
         sent = ring_bytes(collective, size, group) if wire is None else wire
-        ops.append(
+        self.ops.append(
             CommOp(
                 name,
                 pass_,
@@ -247,181 +240,282 @@ def step_comms(
             )
         )
 
+
+def step_comms(
+    config: ModelConfig, target: Target, windows: Windows, overlap: Overlap
+) -> list[CommOp]:
+    """The collectives of one micro-batch of ``config`` on one GPU of ``target`` (training
+    only; [] when the config cannot be timed or nothing is parallel)."""
+    if target.mode != "train":
+        return []
+    h = config.int(Dim.HIDDEN)
+    a = config.int(Dim.HEADS)
+    layers = config.int(Dim.LAYERS)
+    plan = layer_plan(config)
+    if h is None or a is None or layers is None or plan is None:
+        return []
+    shape = step_shape(target, layers)
+    n_layers = shape.count(layers)
+    e = activation_bytes(target.dtype)
+    t, cp, pp = shape.t, max(1, target.cp), max(1, target.pp)
+    dp, ep = max(1, target.data_parallel), max(1, target.ep)
+    add = _Adder(target.gpu, gpus_per_node(target))
     activation = shape.tokens * h * e  # one hidden-sized activation of the micro-batch
     if t > 1:
-        # Two reductions per layer each way; a call hides behind half the layer's projections.
-        hide = overlap.tp if target.tp_overlap else 0.0
-        note = "2 per layer: all-reduce, or reduce-scatter + all-gather (sequence parallel)"
-        per_layer = max(1, n_layers)
-        fwd_window = windows.linear_fwd_s / per_layer / 2
-        bwd_window = windows.linear_bwd_s / per_layer / 2
-        add(
-            "tp_reduce",
-            "fwd",
-            "all-reduce",
-            t,
-            1,
-            activation,
-            2 * n_layers,
-            window=fwd_window,
-            hide=hide,
-            note=note,
-        )
-        add(
-            "tp_reduce",
-            "dgrad",
-            "all-reduce",
-            t,
-            1,
-            activation,
-            2 * n_layers,
-            window=bwd_window,
-            hide=hide,
-            note=note,
-        )
-        redo = recomputed_count(target.recompute, "linear", 2 * n_layers)
-        if target.recompute in ("full", "layer"):
-            add(
-                "tp_reduce",
-                "recompute",
-                "all-reduce",
-                t,
-                1,
-                activation,
-                redo,
-                window=fwd_window,
-                hide=hide,
-                note=note,
-            )
-        elif target.recompute == "op":
-            # Per-op checkpointing saves the reduce-scatters' outputs (torchtitan's
-            # _save_list) but not the all-gathered inputs the recomputed matmuls read.
-            add(
-                "tp_gather",
-                "recompute",
-                "all-gather",
-                t,
-                1,
-                activation,
-                2 * n_layers,
-                window=fwd_window,
-                hide=hide,
-                note="the all-gathers before the recomputed matmuls",
-            )
+        _tp_comms(add, target, windows, overlap, t, n_layers, activation)
     if cp > 1:
-        g = config.int(Dim.KV_HEADS) or a
-        d = config.int(Dim.HEAD_DIM) or h // a
-        kv_heads = a if plan.mla else g  # MLA expands its keys and values per head
-        kv = shape.b * shape.s * 2 * -(-kv_heads // t) * d * e  # this GPU's keys and values
-        per_layer = max(1, n_layers)
-        note = f"ring: keys and values pass {cp - 1} GPUs (backward: and their gradients)"
-        fwd_window = windows.attention_fwd_s / per_layer
-        bwd_window = windows.attention_bwd_s / per_layer
+        _cp_comms(add, config, target, windows, overlap, shape, plan, (h, a, n_layers, e))
+    if pp > 1:
+        _pp_comms(add, target, windows, overlap, activation / t, stride=t * cp * dp)
+    if dp > 1:
+        _dp_comms(add, config, target, windows, overlap, t, e, stride=t * cp)
+    if ep > 1 and plan.moe_layers:
+        moe = shape.count(plan.moe_layers)
+        routed = shape.tokens * plan.top_k * h * e
+        note = "dispatch to the experts' GPUs and combine back"
+        add("ep_all_to_all", "fwd", "all-to-all", ep, t * cp, routed, 2 * moe, note=note)
+        add("ep_all_to_all", "dgrad", "all-to-all", ep, t * cp, routed, 2 * moe, note=note)
+    return add.ops
+
+
+def _tp_comms(
+    add: _Adder,
+    target: Target,
+    windows: Windows,
+    overlap: Overlap,
+    t: int,
+    n_layers: int,
+    activation: float,
+) -> None:
+    """Tensor parallelism's reductions (and what recomputation repeats of them)."""
+    # Two reductions per layer each way; a call hides behind half the layer's projections.
+    hide = overlap.tp if target.tp_overlap else 0.0
+    note = "2 per layer: all-reduce, or reduce-scatter + all-gather (sequence parallel)"
+    per_layer = max(1, n_layers)
+    fwd_window = windows.linear_fwd_s / per_layer / 2
+    bwd_window = windows.linear_bwd_s / per_layer / 2
+    add(
+        "tp_reduce",
+        "fwd",
+        "all-reduce",
+        t,
+        1,
+        activation,
+        2 * n_layers,
+        window=fwd_window,
+        hide=hide,
+        note=note,
+    )
+    add(
+        "tp_reduce",
+        "dgrad",
+        "all-reduce",
+        t,
+        1,
+        activation,
+        2 * n_layers,
+        window=bwd_window,
+        hide=hide,
+        note=note,
+    )
+    redo = recomputed_count(target.recompute, "linear", 2 * n_layers)
+    if target.recompute in ("full", "layer"):
         add(
-            "cp_exchange",
-            "fwd",
-            "send-recv",
-            cp,
-            t,
-            kv,
-            n_layers,
-            window=fwd_window,
-            hide=overlap.cp,
-            note=note,
-            wire=(cp - 1) * kv,
-        )
-        add(
-            "cp_exchange",
-            "dgrad",
-            "send-recv",
-            cp,
-            t,
-            kv,
-            n_layers,
-            window=bwd_window,
-            hide=overlap.cp,
-            note=note,
-            wire=2 * (cp - 1) * kv,
-        )
-        redo = recomputed_count(target.recompute, "attention", n_layers)
-        add(
-            "cp_exchange",
+            "tp_reduce",
             "recompute",
-            "send-recv",
-            cp,
+            "all-reduce",
             t,
-            kv,
+            1,
+            activation,
             redo,
             window=fwd_window,
-            hide=overlap.cp,
+            hide=hide,
             note=note,
-            wire=(cp - 1) * kv,
         )
-    if pp > 1:
-        # The stage's output activations forward, their gradients back (sequence-parallel
-        # shards), once per interleaved stage.
-        sent = activation / t
-        v = max(1, target.vp)
-        stride = t * cp * dp
-        note = f"to the next stage and back, {v} per micro-batch (interleaved stages)"
+    elif target.recompute == "op":
+        # Per-op checkpointing saves the reduce-scatters' outputs (torchtitan's
+        # _save_list) but not the all-gathered inputs the recomputed matmuls read.
         add(
-            "pp_send",
+            "tp_gather",
+            "recompute",
+            "all-gather",
+            t,
+            1,
+            activation,
+            2 * n_layers,
+            window=fwd_window,
+            hide=hide,
+            note="the all-gathers before the recomputed matmuls",
+        )
+
+
+def _cp_comms(
+    add: _Adder,
+    config: ModelConfig,
+    target: Target,
+    windows: Windows,
+    overlap: Overlap,
+    shape: StepShape,
+    plan: LayerPlan,
+    dims: tuple[int, int, int, int],
+) -> None:
+    """Context parallelism's ring exchange of keys and values, each pass (``dims``: the
+    hidden size, the heads, this stage's layers and the activations' bytes per element)."""
+    h, a, n_layers, e = dims
+    t, cp = shape.t, max(1, target.cp)
+    g = config.int(Dim.KV_HEADS) or a
+    d = config.int(Dim.HEAD_DIM) or h // a
+    kv_heads = a if plan.mla else g  # MLA expands its keys and values per head
+    kv = shape.b * shape.s * 2 * -(-kv_heads // t) * d * e  # this GPU's keys and values
+    per_layer = max(1, n_layers)
+    note = f"ring: keys and values pass {cp - 1} GPUs (backward: and their gradients)"
+    fwd_window = windows.attention_fwd_s / per_layer
+    bwd_window = windows.attention_bwd_s / per_layer
+    add(
+        "cp_exchange",
+        "fwd",
+        "send-recv",
+        cp,
+        t,
+        kv,
+        n_layers,
+        window=fwd_window,
+        hide=overlap.cp,
+        note=note,
+        wire=(cp - 1) * kv,
+    )
+    add(
+        "cp_exchange",
+        "dgrad",
+        "send-recv",
+        cp,
+        t,
+        kv,
+        n_layers,
+        window=bwd_window,
+        hide=overlap.cp,
+        note=note,
+        wire=2 * (cp - 1) * kv,
+    )
+    redo = recomputed_count(target.recompute, "attention", n_layers)
+    add(
+        "cp_exchange",
+        "recompute",
+        "send-recv",
+        cp,
+        t,
+        kv,
+        redo,
+        window=fwd_window,
+        hide=overlap.cp,
+        note=note,
+        wire=(cp - 1) * kv,
+    )
+
+
+def _pp_comms(
+    add: _Adder, target: Target, windows: Windows, overlap: Overlap, sent: float, *, stride: int
+) -> None:
+    """Pipeline parallelism: the stage's activations forward, their gradients back."""
+    pp = max(1, target.pp)
+    # The stage's output activations forward, their gradients back (sequence-parallel
+    # shards), once per interleaved stage.
+    v = max(1, target.vp)
+    note = f"to the next stage and back, {v} per micro-batch (interleaved stages)"
+    add(
+        "pp_send",
+        "fwd",
+        "send-recv",
+        pp,
+        stride,
+        sent,
+        v,
+        window=windows.fwd_s / v,
+        hide=overlap.pp,
+        note=note,
+    )
+    add(
+        "pp_send",
+        "dgrad",
+        "send-recv",
+        pp,
+        stride,
+        sent,
+        v,
+        window=windows.bwd_s / v,
+        hide=overlap.pp,
+        note=note,
+    )
+
+
+def _dp_comms(
+    add: _Adder,
+    config: ModelConfig,
+    target: Target,
+    windows: Windows,
+    overlap: Overlap,
+    t: int,
+    e: int,
+    *,
+    stride: int,
+) -> None:
+    """Data parallelism: sharded parameters' gathers, or the gradients' reduction per step."""
+    dp, pp = max(1, target.data_parallel), max(1, target.pp)
+    params = (parameter_count(config) or 0) / t / pp
+    grads = params * gradient_bytes(target.dtype)
+    weights = params * e
+    grad_note = f"gradients in {gradient_bytes(target.dtype)} B"
+    if target.sharded:
+        # FSDP / ZeRO-3: every micro-batch gathers the parameters for its forward and again
+        # for its backward, and reduce-scatters its gradients.
+        note = "sharded parameters: gathered for the forward and again for the backward"
+        add(
+            "dp_gather",
             "fwd",
-            "send-recv",
-            pp,
+            "all-gather",
+            dp,
             stride,
-            sent,
-            v,
-            window=windows.fwd_s / v,
-            hide=overlap.pp,
+            weights,
+            1,
+            window=windows.fwd_s,
+            hide=overlap.dp,
             note=note,
         )
         add(
-            "pp_send",
+            "dp_gather",
             "dgrad",
-            "send-recv",
-            pp,
+            "all-gather",
+            dp,
             stride,
-            sent,
-            v,
-            window=windows.bwd_s / v,
-            hide=overlap.pp,
+            weights,
+            1,
+            window=windows.bwd_s / 2,
+            hide=overlap.dp,
             note=note,
         )
-    if dp > 1:
-        params = (parameter_count(config) or 0) / t / pp
-        grads = params * gradient_bytes(target.dtype)
-        weights = params * e
-        stride = t * cp
-        grad_note = f"gradients in {gradient_bytes(target.dtype)} B"
-        if target.sharded:
-            # FSDP / ZeRO-3: every micro-batch gathers the parameters for its forward and again
-            # for its backward, and reduce-scatters its gradients.
-            note = "sharded parameters: gathered for the forward and again for the backward"
-            add(
-                "dp_gather",
-                "fwd",
-                "all-gather",
-                dp,
-                stride,
-                weights,
-                1,
-                window=windows.fwd_s,
-                hide=overlap.dp,
-                note=note,
-            )
-            add(
-                "dp_gather",
-                "dgrad",
-                "all-gather",
-                dp,
-                stride,
-                weights,
-                1,
-                window=windows.bwd_s / 2,
-                hide=overlap.dp,
-                note=note,
-            )
+        add(
+            "dp_reduce",
+            "wgrad",
+            "reduce-scatter",
+            dp,
+            stride,
+            grads,
+            1,
+            window=windows.bwd_s / 2,
+            hide=overlap.dp,
+            note=grad_note,
+        )
+    else:
+        # Once per optimizer step, after the last micro-batch's backward (the others
+        # accumulate): behind that backward, the pipeline's idle cooldown, and the next
+        # step's first forward.
+        steps = micro_batches(config, target)
+        bubble = (bubble_fraction(config, target) or 0.0) * steps
+        window = windows.bwd_s + windows.fwd_s + bubble * (windows.bwd_s + windows.fwd_s)
+        note = f"once per step ({steps} micro-batches), {grad_note}"
+        if sharded_optimizer(target):
+            # Megatron's distributed optimizer (ZeRO-1): reduce-scatter the gradients,
+            # all-gather the updated parameters.
             add(
                 "dp_reduce",
                 "wgrad",
@@ -430,68 +524,38 @@ def step_comms(
                 stride,
                 grads,
                 1,
-                window=windows.bwd_s / 2,
+                share=1.0 / steps,
+                window=windows.bwd_s * (1 + bubble),
                 hide=overlap.dp,
-                note=grad_note,
+                note=note,
+            )
+            add(
+                "dp_gather",
+                "fwd",
+                "all-gather",
+                dp,
+                stride,
+                weights,
+                1,
+                share=1.0 / steps,
+                window=windows.fwd_s * (1 + bubble),
+                hide=overlap.dp,
+                note=f"once per step ({steps} micro-batches): the updated parameters",
             )
         else:
-            # Once per optimizer step, after the last micro-batch's backward (the others
-            # accumulate): behind that backward, the pipeline's idle cooldown, and the next
-            # step's first forward.
-            steps = micro_batches(config, target)
-            bubble = (bubble_fraction(config, target) or 0.0) * steps
-            window = windows.bwd_s + windows.fwd_s + bubble * (windows.bwd_s + windows.fwd_s)
-            note = f"once per step ({steps} micro-batches), {grad_note}"
-            if sharded_optimizer(target):
-                # Megatron's distributed optimizer (ZeRO-1): reduce-scatter the gradients,
-                # all-gather the updated parameters.
-                add(
-                    "dp_reduce",
-                    "wgrad",
-                    "reduce-scatter",
-                    dp,
-                    stride,
-                    grads,
-                    1,
-                    share=1.0 / steps,
-                    window=windows.bwd_s * (1 + bubble),
-                    hide=overlap.dp,
-                    note=note,
-                )
-                add(
-                    "dp_gather",
-                    "fwd",
-                    "all-gather",
-                    dp,
-                    stride,
-                    weights,
-                    1,
-                    share=1.0 / steps,
-                    window=windows.fwd_s * (1 + bubble),
-                    hide=overlap.dp,
-                    note=f"once per step ({steps} micro-batches): the updated parameters",
-                )
-            else:
-                add(
-                    "dp_reduce",
-                    "wgrad",
-                    "all-reduce",
-                    dp,
-                    stride,
-                    grads,
-                    1,
-                    share=1.0 / steps,
-                    window=window,
-                    hide=overlap.dp,
-                    note=note,
-                )
-    if ep > 1 and plan.moe_layers:
-        moe = shape.count(plan.moe_layers)
-        routed = shape.tokens * plan.top_k * h * e
-        note = "dispatch to the experts' GPUs and combine back"
-        add("ep_all_to_all", "fwd", "all-to-all", ep, t * cp, routed, 2 * moe, note=note)
-        add("ep_all_to_all", "dgrad", "all-to-all", ep, t * cp, routed, 2 * moe, note=note)
-    return ops
+            add(
+                "dp_reduce",
+                "wgrad",
+                "all-reduce",
+                dp,
+                stride,
+                grads,
+                1,
+                share=1.0 / steps,
+                window=window,
+                hide=overlap.dp,
+                note=note,
+            )
 
 
 def bubble_fraction(config: ModelConfig, target: Target) -> float | None:

@@ -36,6 +36,7 @@ from shapelint.perf.attention import UNFUSED
 from shapelint.perf.fusion import fusions
 from shapelint.perf.workload import (
     ATTENTION_OPS,
+    LayerPlan,
     Pass,
     layer_plan,
     micro_batches,
@@ -135,39 +136,46 @@ def parameter_count(config: ModelConfig) -> int | None:
     return layers * (attn + 4 * h) + dense + moe + 2 * (v or 0) * h
 
 
-def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
-    """The memory-bound ops of one step of ``config`` on one GPU of ``target``."""
-    h = config.int(Dim.HIDDEN)
-    a = config.int(Dim.HEADS)
-    layers = config.int(Dim.LAYERS)
-    if h is None or a is None or layers is None:
-        return []
-    plan = layer_plan(config)
-    if plan is None:
-        return []
-    d = config.int(Dim.HEAD_DIM) or h // a
-    g = config.int(Dim.KV_HEADS) or a
-    gated = config.gated_mlp is True
-    vocab = config.vocab_value
-    v = vocab.as_int if vocab is not None else None
-    fused = fusions(target.fused)
-    train = target.mode == "train"
-    shape = step_shape(target, layers)
-    t, b, s, keys = shape.t, shape.b, shape.s, shape.keys
-    tokens = shape.tokens
-    n_layers = shape.count(layers)
-    e = activation_bytes(target.dtype)
-    hidden = tokens * h / t  # elements of one hidden-sized activation on this GPU
-    # MLP activations: dense layers at the FFN width; MoE layers at the expert width for each
-    # token's top-k experts and the shared ones.
-    ffn = tokens * plan.ffn / t
-    expert_ffn = tokens * (plan.top_k + plan.shared_experts) * plan.moe_ffn / t
-    # Rotary touches queries and keys (MLA: only the rope part, the key's shared by heads).
-    heads_roped = (a + 1) * plan.rope_head_dim if plan.mla else (a + g) * d
-    qk = tokens * heads_roped / t
-    ops: list[MemOp] = []
+class _Step:
+    """What sizes the memory-bound ops of one step of a config on one GPU of a target: its
+    dims, this stage's layers, the bytes per activation element, and the elements of the
+    activations the ops stream (this GPU's tensor-parallel share). (Plain classes here: a
+    dataclass costs its module's import time, on every run.)"""
 
-    def add(
+    def __init__(
+        self, config: ModelConfig, target: Target, plan: LayerPlan, layers: int, h: int, a: int
+    ) -> None:
+        self.config, self.target, self.plan, self.h, self.a = config, target, plan, h, a
+        self.d = d = config.int(Dim.HEAD_DIM) or h // a
+        self.g = g = config.int(Dim.KV_HEADS) or a
+        self.gated = config.gated_mlp is True
+        self.fused = fusions(target.fused)
+        self.train = target.mode == "train"
+        self.shape = shape = step_shape(target, layers)
+        t, tokens = shape.t, shape.tokens
+        self.n_layers = shape.count(layers)
+        self.e = activation_bytes(target.dtype)
+        self.hidden = tokens * h / t  # elements of one hidden-sized activation on this GPU
+        # MLP activations: dense layers at the FFN width; MoE layers at the expert width for
+        # each token's top-k experts and the shared ones.
+        self.ffn = tokens * plan.ffn / t
+        self.expert_ffn = tokens * (plan.top_k + plan.shared_experts) * plan.moe_ffn / t
+        # Rotary touches queries and keys (MLA: only the rope part, the key's shared by heads).
+        heads_roped = (a + 1) * plan.rope_head_dim if plan.mla else (a + g) * d
+        self.qk = tokens * heads_roped / t
+
+
+class _Adder:
+    """Appends an op's passes to ``ops``: the forward; in training the backward, and the
+    recomputed forward where the layers are checkpointed."""
+
+    __slots__ = ("ops", "recompute", "train")
+
+    def __init__(self, ops: list[MemOp], train: bool, recompute: str) -> None:
+        self.ops, self.train, self.recompute = ops, train, recompute
+
+    def __call__(
+        self,
         name: str,
         elems: float,
         fwd: float,
@@ -176,6 +184,7 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
         kernels: tuple[int, int] = (1, 1),
         note: str = "",
     ) -> None:
+        ops, train = self.ops, self.train
         ops.append(MemOp(name, "fwd", elems * fwd, count, kernels[0], note=note))
         if train:
             ops.append(MemOp(name, "dgrad", elems * bwd, count, kernels[1], note=note))
@@ -191,10 +200,39 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
                 if name in ATTENTION_OPS or name == "attention_dropout"
                 else ("elementwise")
             )
-            redo = recomputed_count(target.recompute, kind, count)
+            redo = recomputed_count(self.recompute, kind, count)
             if redo:
                 ops.append(MemOp(name, "recompute", elems * fwd, redo, kernels[0], note=note))
 
+
+def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
+    """The memory-bound ops of one step of ``config`` on one GPU of ``target``."""
+    h = config.int(Dim.HIDDEN)
+    a = config.int(Dim.HEADS)
+    layers = config.int(Dim.LAYERS)
+    if h is None or a is None or layers is None:
+        return []
+    plan = layer_plan(config)
+    if plan is None:
+        return []
+    st = _Step(config, target, plan, layers, h, a)
+    ops: list[MemOp] = []
+    add = _Adder(ops, st.train, target.recompute)
+    _layer_memops(st, add)
+    _vocab_memops(st, ops, add)
+    _fp8_cast_memops(st, ops)
+    if st.train:
+        _training_memops(st, ops)
+    return ops
+
+
+def _layer_memops(st: _Step, add: _Adder) -> None:
+    """The layers' norms, residual adds, dropout, rotary, MLP activations and (unfused
+    attention) softmax."""
+    config, target, plan, shape, fused = st.config, st.target, st.plan, st.shape, st.fused
+    e, hidden, n_layers, a, gated, train = st.e, st.hidden, st.n_layers, st.a, st.gated, st.train
+    t, b, s, keys = shape.t, shape.b, shape.s, shape.keys
+    qk, ffn, expert_ffn = st.qk, st.ffn, st.expert_ffn
     # Two norms per layer plus the final one. Fused (TE/Apex LayerNorm/RMSNorm): read x, write
     # y; backward reads x and dy, writes dx. Unfused RMSNorm (HF eager): x.float(), pow, mean,
     # rsqrt, mul, .to(dtype), mul by weight: 28 + 4e bytes per element; backward twice that.
@@ -272,6 +310,15 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
             add("attention_scale", scores, 2.0 * e, 2.0 * e, n_layers, note="eager scale")
             add("attention_mask", scores, 2.0 * e, 2.0 * e, n_layers, note="eager causal mask")
             add("softmax", scores, 2.0 * e, 3.0 * e, n_layers, note="eager softmax")
+
+
+def _vocab_memops(st: _Step, ops: list[MemOp], add: _Adder) -> None:
+    """Learned positions, the embedding and (training) the cross-entropy over the logits."""
+    config, fused, e, hidden, h, train = st.config, st.fused, st.e, st.hidden, st.h, st.train
+    t, tokens = st.shape.t, st.shape.tokens
+    positions = config.position_embedding or "rope"
+    vocab = config.vocab_value
+    v = vocab.as_int if vocab is not None else None
     # Embedding: gather b·s rows (read, write); backward scatters into the (vocab/t)·h
     # gradient, zeroed and written in fp32 once.
     # Learned positions: the s rows of the position table added to the token rows (no vocab
@@ -294,6 +341,20 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
                 add("cross_entropy", logits, 1.0 * e, 2.0 * e, 1, note="fused vocab CE")
             else:
                 add("cross_entropy", logits, 12.0 + e, 20.0 + e, 1, (3, 3), "eager fp32 CE")
+
+
+def _fp8_cast_memops(st: _Step, ops: list[MemOp]) -> None:
+    """The casts of the linear layers' inputs and output gradients under an FP8 recipe."""
+    target, plan, shape, fused, gated, train = (
+        st.target,
+        st.plan,
+        st.shape,
+        st.fused,
+        st.gated,
+        st.train,
+    )
+    h, a, d, g, expert_ffn = st.h, st.a, st.d, st.g, st.expert_ffn
+    t, tokens = shape.t, shape.tokens
     # FP8 recipes cast each linear layer's input to fp8 in the forward and the gradient of its
     # output in the backward (both also transposed for the weight gradient): fused (Transformer
     # Engine's cast-transpose, folded into the norm or activation before it; torch.compile's
@@ -327,8 +388,12 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
                     ops.append(
                         MemOp("fp8_cast", "recompute", inputs * cast, redo, 4 * cast_k, note=how)
                     )
-    if not train:
-        return ops
+
+
+def _training_memops(st: _Step, ops: list[MemOp]) -> None:
+    """Training only: batch-first tensor parallelism's re-layouts and the optimizer step."""
+    config, target, fused, e, h, n_layers = st.config, st.target, st.fused, st.e, st.h, st.n_layers
+    t, tokens = st.shape.t, st.shape.tokens
     # PyTorch's functional collectives gather and scatter along dim 0; the sequence-parallel
     # collectives of a [batch, seq, hidden] activation (DTensor's tensor parallelism, as
     # torchtitan runs it) gather along dim 1 by torch.cat of the chunks and scatter after
@@ -365,7 +430,6 @@ def step_memops(config: ModelConfig, target: Target) -> list[MemOp]:
             note=f"AdamW {per_param:g} B/param, {'fused' if 'adamw' in fused else 'foreach'}",
         )
     )
-    return ops
 
 
 def sharded_optimizer(target: Target) -> bool:

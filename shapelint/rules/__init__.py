@@ -1,11 +1,19 @@
 """The rule registry: every rule module, by code, in one explicit list.
 
-Adding a rule means writing its module and adding its name to `RULE_MODULES`.
+Adding a rule means writing its module and adding its name to `RULE_MODULES` (and, for a rule
+that does not check configs, its scope to `NOT_CONFIG`).
+
+A rule module is imported the first time it is looked up, so that a run imports only the rules
+it runs: a JSON file's check needs neither the YAML reader's problems nor the engine rules of a
+config that names no engine. What picks them without importing them is the code in the
+module's name (``sl101_...`` is SL101), `NOT_CONFIG` and `needs_engines`; the tests check both
+against every module's `Rule`.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Mapping
 from typing import cast
 
 from shapelint.rules.base import SCOPES, Example, Rule, RuleModule, Scope
@@ -64,12 +72,60 @@ RULE_MODULES = (
 )
 
 
-def _load() -> dict[str, RuleModule]:
-    modules = (importlib.import_module(f"{__name__}.{name}") for name in RULE_MODULES)
-    return {m.RULE.code: cast(RuleModule, m) for m in modules}
+# The scope (`Rule.scope`) of each rule that does not check configs; every other rule does.
+NOT_CONFIG: Mapping[str, Scope] = {
+    "SL000": "reader",
+    "SL001": "reader",
+    "SL006": "reader",
+    "SL007": "reader",
+    "SL008": "suppression",
+    "SL009": "document",
+}
 
 
-REGISTRY: dict[str, RuleModule] = _load()
+def code_of(name: str) -> str:
+    """The code of the rule module ``name`` (``sl101_vocab_padding``: SL101)."""
+    return "SL" + name[2:5]
+
+
+def scope_of(code: str) -> Scope:
+    """What the rule ``code`` looks at (its `Rule.scope`), without importing it."""
+    return NOT_CONFIG.get(code, "config")
+
+
+def needs_engines(code: str) -> bool:
+    """Whether the rule ``code`` checks what an engine accepts (`Rule.needs_engines`): the
+    SL3xx family, without importing it."""
+    return code.startswith("SL3")
+
+
+class _Registry(Mapping[str, RuleModule]):
+    """Every rule module by code, in `RULE_MODULES` order, each imported when first looked up
+    (iterating over the codes, or testing one, imports nothing)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self._names = {code_of(name): name for name in names}
+        self._loaded: dict[str, RuleModule] = {}
+
+    def __getitem__(self, code: str) -> RuleModule:
+        module = self._loaded.get(code)
+        if module is None:
+            name = self._names[code]  # KeyError for an unknown code, as a dict
+            module = cast(RuleModule, importlib.import_module(f"{__name__}.{name}"))
+            self._loaded[code] = module
+        return module
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, code: object) -> bool:
+        return code in self._names
+
+
+REGISTRY: Mapping[str, RuleModule] = _Registry(RULE_MODULES)
 
 
 def get(code: str) -> RuleModule | None:
@@ -78,13 +134,18 @@ def get(code: str) -> RuleModule | None:
 
 
 def rules_of(scope: Scope) -> list[RuleModule]:
-    """The rules of ``scope`` (what they look at), in code order."""
-    return [m for code, m in sorted(REGISTRY.items()) if m.RULE.scope == scope]
+    """The rules of ``scope`` (what they look at), in code order (only they are imported)."""
+    return [REGISTRY[code] for code in sorted(REGISTRY) if scope_of(code) == scope]
 
 
-def config_rules() -> list[RuleModule]:
-    """Rules that check a `ModelConfig`, in code order."""
-    return rules_of("config")
+def config_rules(*, engines: bool = True) -> list[RuleModule]:
+    """Rules that check a `ModelConfig`, in code order; without the rules that check engines
+    when ``engines`` is False (and those are not imported)."""
+    return [
+        REGISTRY[code]
+        for code in sorted(REGISTRY)
+        if scope_of(code) == "config" and (engines or not needs_engines(code))
+    ]
 
 
 def fixable(module: RuleModule) -> bool:
@@ -93,14 +154,18 @@ def fixable(module: RuleModule) -> bool:
 
 
 __all__ = [
+    "NOT_CONFIG",
     "REGISTRY",
     "RULE_MODULES",
     "SCOPES",
     "Example",
     "Rule",
     "RuleModule",
+    "code_of",
     "config_rules",
     "fixable",
     "get",
+    "needs_engines",
     "rules_of",
+    "scope_of",
 ]

@@ -127,6 +127,32 @@ def test_published_batch1_decode_within_20_percent() -> None:
         assert r.within, r.label
 
 
+def test_h200_decode_harness_kernel_cost_is_its_fit_rows_median() -> None:
+    # Our H200 decode rows run gpu_validate.py's eager PyTorch step (as a CUDA graph), which
+    # launches kernels the model does not time: counted from its code, 14 per layer (+2 under
+    # GQA) and 8 per token. Their cost is fitted on the fit rows only; it stays in the
+    # benchmark (the harness's, not a user's) and is near the model's 2 µs kernel floor.
+    fitted = REPORT.decode_harness_fit(H200)
+    assert fitted == pytest.approx(REPORT.HARNESS_KERNEL_S, abs=0.01e-6)
+    assert 1.0e-6 <= REPORT.HARNESS_KERNEL_S <= 2.0e-6
+    rows = {r.variant: r for r in REPORT._decode_rows()}
+    assert REPORT.harness_kernels(rows["base"]) == 16 * 14 + 8  # MHA, 16 layers
+    assert REPORT.harness_kernels(rows["llama3-8b"]) == 32 * 16 + 8  # GQA, 32 layers
+    assert REPORT.harness_kernels(rows["llama2-7b"]) == 32 * 14 + 8
+
+
+def test_h200_decode_within_20_percent() -> None:
+    # Issue 24: decode at batch 1 within ±20%, the fit rows and the held-out ones alike.
+    rows = REPORT.decode_section(H200)
+    assert within(rows, "fit") == (4, 4)
+    assert within(rows, "held_out") == (5, 5)
+    # Without the harness's kernels the model is fast on every row but the odd-FFN one
+    # (whose modelled GEMV cliff hides it): the term is what closes the gap.
+    bare = {r.label: r for r in REPORT.decode_section(H200, harness=False)}
+    for r in rows:
+        assert bare[r.label].model < r.model
+
+
 def test_decode_reads_weights_at_the_streaming_fraction() -> None:
     # Llama-2-7B at batch 1 is bound by its 13.5 GB of weights: the model's per-token time is
     # at least that at the family's streaming rate, and gpt-fast's 104.9 tokens/s (A100 at
