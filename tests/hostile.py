@@ -111,6 +111,8 @@ def build(root: Path, marker_dir: Path) -> dict[str, str]:
         "SL000",
     )
     put("huge.toml", "num_attention_heads = 12\nhidden_size = " + "7" * 10_000 + "\n", "SL000")
+    # An int too long to write in decimal (16,000 bits): the JSON report writes it in hex.
+    put("hex_int.yaml", "hidden_size: 0x" + "f" * 4_000 + "\nnum_attention_heads: 12\n", "SL002")
     put("py2.py", 'print "hello"\nexec "x = 1"\n', "skipped")
     put("syntax/config.py", KEYS + "vocab_size = (\n", "SL000")
     put(
