@@ -279,6 +279,25 @@ def test_two_different_presets_of_one_name_are_not_guessed(project: Path) -> Non
     assert config["dims"]["hidden"] == 1000  # type: ignore[index]
 
 
+def test_a_nearer_module_is_no_evidence_between_different_presets(project: Path) -> None:
+    # pytorch/torchtitan (HEAD of 2026-12-05): experiments/graph_trainer/tests name
+    # model_flavor = "debugmodel", held by models/llama3 (the one they run) and, nearer in
+    # the tree, by experiments/transformers_modeling_backend (another model): not guessed.
+    yaml = project / "projects/lm/lm_1000.yaml"
+    yaml.write_text(LM_YAML.replace("general_lm", "lm_settings"))  # names no module
+    other = GENERAL_LM.replace("hidden_size=1000", "hidden_size=4096")
+    write(project, {"projects/lm/backends/other_lm.py": other})  # nearer than mylib/models
+    engine_presets._index.cache_clear()
+    result = check(yaml, "--no-cache")
+    assert result["configs"] == [] and len(sl009(result)) == 1
+    # Another module defines the name with a body that cannot be read (torchtitan's
+    # ``"debugmodel": _debugmodel``): it may be a different preset, so none is guessed.
+    write(project, {"projects/lm/backends/other_lm.py": 'lm_configs = {"lm-1000": _build()}\n'})
+    engine_presets._index.cache_clear()
+    result = check(yaml, "--no-cache")
+    assert result["configs"] == [] and len(sl009(result)) == 1
+
+
 def test_a_name_too_many_modules_hold_is_not_looked_up(project: Path) -> None:
     for k in range(engine_presets.MAX_HOLDERS + 1):
         write(project, {f"zoo/m{k}.py": GENERAL_LM})

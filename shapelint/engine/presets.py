@@ -11,7 +11,8 @@ Bounds: the index reads at most `MAX_MODULES` ``.py`` files of at most `tree.MAX
 and `MAX_INDEX_BYTES` in all, skipping hidden, virtual-environment, build and cache
 directories, and is built once per tree and process; a name held by more than
 `MAX_HOLDERS` modules is not looked up (too common to be one preset); a name whose preset is
-found in several modules with different entries is ambiguous and stays unread. The modules
+found in several modules with different entries is ambiguous and stays unread, however near
+one of them is, unless the config names that module. The modules
 read are recorded in the document's ``depends_on``, so a cached result follows their changes.
 """
 
@@ -146,6 +147,7 @@ def _find(path: str, root: str, ref: presets.Reference) -> tuple[Candidate, _Mod
     if not holders or len(holders) > MAX_HOLDERS:
         return None
     found: list[tuple[tuple[bool, int], Candidate, _Module]] = []
+    unread = False  # a module defines the name, but no preset of it could be read there
     for indexed in holders:
         if not tree.inside(indexed.path, root):
             continue
@@ -155,15 +157,22 @@ def _find(path: str, root: str, ref: presets.Reference) -> tuple[Candidate, _Mod
             continue
         module = _Module(indexed.path, st.st_size, st.st_mtime_ns)
         doc = _module(module.path, module.size, module.mtime_ns)
-        if doc is None:
-            continue
-        for candidate in doc.candidates:
+        before = len(found)
+        for candidate in doc.candidates if doc is not None else ():
             if presets.names_preset(candidate.name, name):
                 score = (_named(ref, module.path), _closeness(path, module.path))
                 found.append((score, candidate, module))
+        unread = unread or len(found) == before
     if not found:
         return None
     best = max(score for score, _, _ in found)
+    if not best[0] and (unread or len({_content(c.root) for _, c, _ in found}) > 1):
+        # The config names none of the modules, and they hold different presets of this
+        # name (or one whose preset cannot be read, so may differ): being nearer in the tree
+        # says nothing of which one the config means (torchtitan's graph_trainer tests name
+        # "debugmodel", defined by seven modules; the one readable is another backend's, not
+        # the Llama 3 debug model they run).
+        return None
     nearest = [(c, m) for score, c, m in found if score == best]
     contents = {_content(c.root) for c, _ in nearest}
     return nearest[0] if len(contents) == 1 else None
