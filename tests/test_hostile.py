@@ -639,12 +639,21 @@ def test_ctrl_c_on_a_terminal_reaches_the_workers_quietly(tmp_path: Path, after:
             json.dumps({"n_embd": 768 + 64 * (i % 7), "n_head": 12, "n_layer": 12})
         )
     script = Path(sys.executable).parent / "shapelint"
+
+    def as_a_terminal_job() -> None:
+        # A terminal's foreground job starts with SIGINT at its default and unblocked; this
+        # process's own state (an earlier in-process test, a runner started in the
+        # background) must not decide what the child starts with.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
     proc = subprocess.Popen(
         [str(script), str(tree), "--no-cache", "--jobs", "2"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=as_a_terminal_job,
     )
     deadline = time.monotonic() + 60
     workers: list[int] = []
