@@ -218,13 +218,13 @@ def resolve(
 
 
 def nested_model(candidate: Candidate) -> Candidate | None:
-    """The one mapping nested in ``candidate`` that a dialect reads, when no dialect reads
-    ``candidate`` itself and it names no width of its own: a model's shape kept in one field
-    of a larger record (llama-models' ``Model(…, arch_args={"dim": 4096, …})``), read as a
-    person reads it — that field is the model, under the record's name. Dialects that fill
+    """The one mapping nested in ``candidate`` that a dialect reads, for a candidate that no
+    dialect reads (the caller knows) and that names no width of its own: a model's shape kept
+    in one field of a larger record (llama-models' ``Model(…, arch_args={"dim": 4096, …})``),
+    read as a person reads it — that field is the model, under the record's name. Dialects that fill
     framework defaults are not asked: a field is not evidence enough for a framework's
     defaults. None when there is no such mapping or more than one."""
-    if claims(candidate) or neutral.has_width(candidate.root):
+    if neutral.has_width(candidate.root):
         return None
     found: list[Candidate] = []
     for entry in candidate.root.entries:
@@ -245,10 +245,11 @@ def _read(
     """The configs the dialects and the neutral key families read from one candidate."""
     primary: ModelConfig | None = None
     first: Dialect | None = None  # the reader whose config ``primary`` started as
-    inner = nested_model(candidate) if lead is None else None
+    readers = claims(candidate, lead)
+    inner = nested_model(candidate) if lead is None and not readers else None
     if inner is not None:
-        candidate = inner
-    for i, module in enumerate(claims(candidate, lead)):
+        candidate, readers = inner, claims(inner)
+    for i, module in enumerate(readers):
         if i and module in DEFAULTING:
             continue
         found = module.extract(doc, candidate, keys)

@@ -35,7 +35,7 @@ from shapelint.dialects.lexicon_words import (
     stack_word,
     words,
 )
-from shapelint.dialects.lookup import derived
+from shapelint.dialects.lookup import derived, scalar_value
 
 # --- Reading a mapping -------------------------------------------------------------------
 
@@ -68,20 +68,10 @@ class Reading:
 def scope_entries(scope: Scope) -> Iterator[tuple[str, Value]]:
     """The scalar entries of a scope as values with full key paths."""
     for entry in scope.mapping.entries:
-        if isinstance(entry.value, Scalar):
-            path = f"{scope.path}.{entry.key}" if scope.path else entry.key
-            node = entry.value
-            yield (
-                entry.key,
-                Value(
-                    node.value,
-                    path,
-                    node.span,
-                    shared=node.shared,
-                    expression=node.expression,
-                    known=node.known,
-                ),
-            )
+        path = f"{scope.path}.{entry.key}" if scope.path else entry.key
+        value = scalar_value(entry.value, path)
+        if value is not None:
+            yield entry.key, value
 
 
 def positive_int(value: Value) -> int | None:

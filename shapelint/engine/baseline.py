@@ -37,11 +37,8 @@ class BaselineError(Exception):
     """A baseline file that cannot be read or is not a shapelint baseline (exit 2)."""
 
 
-_plain = json_value
-
-
 def _value_key(value: object) -> str:
-    return json.dumps(_plain(value), sort_keys=True)
+    return json.dumps(json_value(value), sort_keys=True)
 
 
 def relative(path: str, root: str) -> str:
@@ -76,7 +73,7 @@ class Entry:
             "code": self.code,
             "config": self.config,
             "key": self.key,
-            "value": _plain(self.value),
+            "value": json_value(self.value),
         }
 
 

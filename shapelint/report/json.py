@@ -19,9 +19,6 @@ from shapelint.report.text import message_with_estimate
 VERSION = VERSIONS["check"]
 
 
-_plain = json_value
-
-
 def finding_json(f: Finding) -> dict[str, Any]:
     """One finding in the contract's shape."""
     fix = None
@@ -32,8 +29,8 @@ def finding_json(f: Finding) -> dict[str, Any]:
             "edits": [
                 {
                     "key": e.key,
-                    "old": _plain(e.old),
-                    "new": _plain(e.new),
+                    "old": json_value(e.old),
+                    "new": json_value(e.new),
                     "line": e.span.line,
                     "column": e.span.column,
                 }
@@ -51,7 +48,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "end_column": f.span.end_column,
         "config": f.config,
         "key": f.key,
-        "value": _plain(f.value),
+        "value": json_value(f.value),
         "message": message_with_estimate(f),
         "estimates": [
             {
@@ -74,7 +71,7 @@ def config_json(c: ModelConfig) -> dict[str, Any]:
         "path": shown_path(c.path),
         "name": c.name,
         "dialect": c.dialect,
-        "dims": {dim.value: _plain(v.value) for dim, v in c.dims.items() if v.known},
+        "dims": {dim.value: json_value(v.value) for dim, v in c.dims.items() if v.known},
         "sources": {
             dim.value: c.sources.get(dim, c.dialect) for dim, v in c.dims.items() if v.known
         },
