@@ -248,15 +248,14 @@ def test_a_directory_swapped_for_a_symlink_during_fix_never_sends_the_write_outs
             return made
 
         monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_swap)
-        if hasattr(writer, "_create_temp"):
-            real_create = writer._create_temp
+        # With directory descriptors, the temporary file exists when its bytes are written.
+        real_write_all = writer._write_all
 
-            def create_then_swap(*args: object) -> object:
-                made = real_create(*args)  # type: ignore[arg-type]
-                swap_once()
-                return made
+        def write_then_swap(fd: int, data: bytes) -> None:
+            swap_once()
+            real_write_all(fd, data)
 
-            monkeypatch.setattr(writer, "_create_temp", create_then_swap)
+        monkeypatch.setattr(writer, "_write_all", write_then_swap)
     code, _, err = run("--fix", "--no-cache", ".", cwd=tree)
     assert swapped
     assert victim.read_text() == GPT2  # never written outside the tree

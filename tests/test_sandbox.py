@@ -132,3 +132,21 @@ def test_a_worker_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
     assert sandbox.call(print, ("from the worker",), seconds=5) is None
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
+
+
+def test_a_fork_that_fails_leaves_the_signal_mask_and_no_pipe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGINT is blocked around the fork; a fork that fails (EAGAIN) must not leave it blocked
+    in the caller (a program using shapelint as a library would never see Ctrl-C again)."""
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    open_before = set(sandbox._OPEN_FDS)
+    monkeypatch.setattr(sandbox.os, "fork", no_fork)
+    with pytest.raises(BlockingIOError):
+        sandbox.Worker()
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
+    assert set(sandbox._OPEN_FDS) == open_before

@@ -273,8 +273,19 @@ class Worker:
             warnings.simplefilter("ignore", DeprecationWarning)
             # Forked with SIGINT blocked, so no Ctrl-C reaches the worker before it ignores
             # SIGINT (a traceback from the worker); the parent's mask is restored at once.
+            # A fork that fails (EAGAIN: too many processes) leaves the mask as it was, the
+            # pipes closed.
             blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except BaseException:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                for fd in (req_r, req_w, rep_r, rep_w):
+                    os.close(fd)
+                    _OPEN_FDS.discard(fd)
+                _OPEN_FDS.discard(self.errors.fileno())
+                self.errors.close()
+                raise
             if pid != 0:
                 signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if pid == 0:  # pragma: no cover - runs in the worker, which never returns

@@ -168,20 +168,12 @@ def _sync(fd: int) -> None:
 # -- the atomic replacement ------------------------------------------------------------------------
 
 
-def _create_temp(dir_fd: int, name: str) -> tuple[int, str]:
-    """A new, private, empty temporary file beside ``name`` in the open directory ``dir_fd``."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
+def _temp_names(name: str) -> Iterator[str]:
+    """Names for a temporary file beside ``name``: hidden, random, ending in `TEMP_SUFFIX`."""
     import secrets  # here: a lint that writes nothing need not import it (hmac, hashlib)
 
     for _ in range(100):
-        tmp = f".{name[:100]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
-        try:
-            return os.open(tmp, flags, 0o600, dir_fd=dir_fd), tmp
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise NoTemporaryFile(exc.errno, exc.strerror) from None
-    raise NoTemporaryFile(errno.EEXIST, "no unused temporary file name")
+        yield f".{name[:100]}.{secrets.token_hex(8)}{TEMP_SUFFIX}"
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -235,8 +227,27 @@ def replace_in(
     (`NoTemporaryFile` when none could be made) on any failure, the temporary file removed;
     an interrupt or signal removes it too.
     """
-    fd, tmp = _create_temp(dir_fd, name)
+    # The temporary file's name is known before it exists, and its creation is inside the
+    # block that removes it: an interrupt (a signal's handler raises between any two
+    # bytecodes) after the file was made, even before ``open`` returned its descriptor,
+    # finds it by name. A name whose creation failed is forgotten before the next try, so a
+    # file of that name that is not this call's is never removed.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
+    tmp: str | None = None
+    fd: int | None = None
     try:
+        for tmp in _temp_names(name):
+            try:
+                fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
+                break
+            except FileExistsError:
+                tmp = None
+            except OSError as exc:
+                tmp = None
+                raise NoTemporaryFile(exc.errno, exc.strerror) from None
+        if fd is None or tmp is None:
+            tmp = None
+            raise NoTemporaryFile(errno.EEXIST, "no unused temporary file name")
         try:
             _write_all(fd, data)
             os.fsync(fd)
@@ -251,9 +262,11 @@ def replace_in(
         if check is not None:
             check()
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        tmp = None
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
         raise
     _sync(dir_fd)
 
