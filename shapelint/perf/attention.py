@@ -36,6 +36,7 @@ What the figures do not cover, and what stands in for it (each an assumption):
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -417,15 +418,72 @@ def kernel_on(kernel: str, figures: str) -> tuple[str, str]:
     return gpu, kernel
 
 
-def attention_fraction(kernel: str, figures: str, pass_: str, d: int, s: int) -> float:
+@dataclass(frozen=True)
+class MeasuredKernels:
+    """How much slower (> 1) or faster (< 1) than its papers' curve a kernel ran in our own
+    measurement, by the head dim it was compiled for: the papers measured FlashAttention-2's
+    own build and cuDNN 9 (2024) at head dims 64, 128 and 256; what PyTorch's SDPA and
+    today's cuDNN run differs per compiled head dim (FlashAttention-2's head-dim-160 kernel
+    runs slower than its 192 one on Hopper, which no interpolation between 128 and 256 gives).
+
+    ``factors[(paper GPU, kernel)]`` (``sdpa``: PyTorch's SDPA flash backend, whose figures are
+    otherwise FlashAttention-2's; ``cudnn``: cuDNN's fused attention, as SDPA and Transformer
+    Engine call it) holds (padded head dim, measured time / the papers' time)
+    for a causal forward + backward at s = 2048, b·h = 128, bf16: the fit head dims of our H200
+    measurements, benchmarks/results/nvidia-h200/attention.csv (torch 2.11.0+cu130, cuDNN
+    9.19; split in its SPLIT.md: head dims 64, 96, 128, 140, 192 fit). Head dim 140 runs the
+    160 kernel (padded to 144 first, as SDPA pads a head dim that is not a multiple of 8), so
+    its row stands for 160. ``python benchmarks/kernel_report.py attention-fit`` refits them;
+    tests/perf/test_perf_kernels.py pins them to that refit and reports the held-out head dims
+    (80, 112, 132, 160, 256).
+
+    Assumptions: one factor for both passes and every sequence length; between two fitted head
+    dims the factor interpolates linearly, outside them the nearest one's holds; the H200's
+    factors stand for every GPU whose ``attention_figures`` are Hopper's (Blackwell included:
+    no measurement there). FlashAttention-3 (no measurement) keeps its papers' figures.
+    """
+
+    factors: Mapping[tuple[str, str], tuple[tuple[int, float], ...]]
+
+    def factor(self, gpu: str, kernel: str, d: int) -> float:
+        """The factor of ``kernel`` on the paper GPU ``gpu`` at padded head dim ``d``."""
+        points = self.factors.get((gpu, kernel))
+        if not points:
+            return 1.0
+        if d <= points[0][0]:
+            return points[0][1]
+        for (d0, f0), (d1, f1) in itertools.pairwise(points):
+            if d <= d1:
+                return f0 + (f1 - f0) * (d - d0) / (d1 - d0)
+        return points[-1][1]
+
+
+MEASURED = MeasuredKernels(
+    MappingProxyType(
+        {
+            ("h100", "sdpa"): ((64, 1.121), (96, 1.177), (128, 1.122), (160, 1.841), (192, 1.219)),
+            ("h100", "cudnn"): ((64, 0.972), (96, 1.067), (128, 0.915), (192, 1.162)),
+        }
+    )
+)
+
+
+def attention_fraction(
+    kernel: str, figures: str, pass_: str, d: int, s: int, *, measured: bool = True
+) -> float:
     """The fraction of the dense peak a causal ``kernel`` sustains on a GPU whose
     ``attention_figures`` are ``figures`` (a100, h100) for ``pass_`` (``fwd`` or ``bwd``) at
-    padded head dim ``d`` and sequence length ``s``."""
+    padded head dim ``d`` and sequence length ``s``: the papers' rate, corrected by our own
+    measurement of the kernel where there is one (`MEASURED`; ``measured=False``: the papers'
+    alone)."""
     gpu, name = kernel_on(kernel, figures)
     rate = paper_rate(gpu, name, pass_, True, d, s)
     if rate is None:  # every kernel_on() result has figures; kept for the type checker
         rate = paper_rate(gpu, "flash2", "fwd_bwd", True, d, s) or PAPER_PEAK[gpu] / 2
-    return rate / PAPER_PEAK[gpu]
+    # PyTorch's SDPA runs its own build of FlashAttention-2's kernel: the papers' FA2 figures,
+    # corrected by what that build measured.
+    factor = MEASURED.factor(gpu, "sdpa" if kernel == "sdpa" else name, d) if measured else 1.0
+    return rate / PAPER_PEAK[gpu] / factor
 
 
 @dataclass(frozen=True)
@@ -466,9 +524,11 @@ UNFUSED = UnfusedCalibration()
 
 
 __all__ = [
+    "MEASURED",
     "PAPER_PEAK",
     "SERIES",
     "UNFUSED",
+    "MeasuredKernels",
     "UnfusedCalibration",
     "attention_fraction",
     "fit_curve",
