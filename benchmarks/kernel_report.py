@@ -498,9 +498,9 @@ def attention_fit(split: str = "fit") -> dict[tuple[str, int], float]:
         attention.MEASURED = shipped
     from shapelint.perf.gemm import CALIBRATION
 
+    launch = 2 * CALIBRATION.launch_s  # the forward's launch and the backward's
     by_key: dict[tuple[str, int], list[float]] = {}
     for r in rows:
-        launch = 2 * CALIBRATION.launch_s
         by_key.setdefault((r.kernel, r.padded), []).append(
             (r.measured - launch) / (r.model - launch)
         )

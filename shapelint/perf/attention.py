@@ -468,21 +468,18 @@ MEASURED = MeasuredKernels(
 )
 
 
-def attention_fraction(
-    kernel: str, figures: str, pass_: str, d: int, s: int, *, measured: bool = True
-) -> float:
+def attention_fraction(kernel: str, figures: str, pass_: str, d: int, s: int) -> float:
     """The fraction of the dense peak a causal ``kernel`` sustains on a GPU whose
     ``attention_figures`` are ``figures`` (a100, h100) for ``pass_`` (``fwd`` or ``bwd``) at
     padded head dim ``d`` and sequence length ``s``: the papers' rate, corrected by our own
-    measurement of the kernel where there is one (`MEASURED`; ``measured=False``: the papers'
-    alone)."""
+    measurement of the kernel where there is one (`MEASURED`)."""
     gpu, name = kernel_on(kernel, figures)
     rate = paper_rate(gpu, name, pass_, True, d, s)
     if rate is None:  # every kernel_on() result has figures; kept for the type checker
         rate = paper_rate(gpu, "flash2", "fwd_bwd", True, d, s) or PAPER_PEAK[gpu] / 2
     # PyTorch's SDPA runs its own build of FlashAttention-2's kernel: the papers' FA2 figures,
     # corrected by what that build measured.
-    factor = MEASURED.factor(gpu, "sdpa" if kernel == "sdpa" else name, d) if measured else 1.0
+    factor = MEASURED.factor(gpu, "sdpa" if kernel == "sdpa" else name, d)
     return rate / PAPER_PEAK[gpu] / factor
 
 
